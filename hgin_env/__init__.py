@@ -1,0 +1,1 @@
+"""hgin: Hollywood Gin Rummy for reinforcement learning."""

@@ -1,0 +1,154 @@
+"""The rules config: every switch of RULES.md in one frozen dataclass.
+
+Profiles live in ``configs/rules/<name>.toml``.  A TOML file may name a
+``profile`` to start from and override only the keys it sets, so a custom
+rule set is a two-line file.  Validation names the offending key, because a
+silent typo in a rules file would change every game played with it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+PROFILES = ("friendly", "classic", "bonus")
+DEFAULT_PROFILE = "friendly"
+CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs" / "rules"
+
+#: Allowed values of the switches whose range RULES.md lists explicitly.
+CHOICES: dict[str, tuple[Any, ...]] = {
+    "gin_bonus": (20, 25),
+    "undercut_bonus": (10, 20, 25),
+    "next_dealer": ("alternate", "winner"),
+    "dead_hand_dealer": ("same", "alternate"),
+    "columns": (1, 3),
+    "target": (100, 250),
+}
+#: Inclusive ranges of the numeric switches that are free within bounds.
+RANGES: dict[str, tuple[int, int]] = {
+    "knock_limit": (0, 10),
+    "big_gin_bonus": (0, 1000),
+    "game_bonus": (0, 1000),
+    "shutout_bonus": (0, 1000),
+    "box_bonus": (0, 1000),
+}
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Every rule switch; the defaults are the ``friendly`` profile."""
+
+    gin_bonus: int = 25
+    undercut_bonus: int = 25
+    big_gin_bonus: int = 31
+    knock_limit: int = 10
+    oklahoma: bool = False
+    straight_gin: bool = False
+    big_gin: bool = False
+    forbid_discard_of_taken: bool = True
+    next_dealer: str = "alternate"
+    dead_hand_dealer: str = "alternate"
+    columns: int = 3
+    target: int = 100
+    game_bonus: int = 0
+    shutout_bonus: int = 0
+    box_bonus: int = 0
+
+    def __post_init__(self) -> None:
+        for field in dataclasses.fields(self):
+            _check_value(field.name, getattr(self, field.name), field.type)
+
+    def replace(self, **changes: Any) -> Rules:
+        """A copy with ``changes`` applied (validated like any config)."""
+        unknown = sorted(set(changes) - set(field_names()))
+        if unknown:
+            raise ValueError(f"unknown rules key(s): {', '.join(unknown)}")
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def knock_limit_for_upcard(self, upcard_rank: int) -> int:
+        """The knock limit of a hand whose first upcard has ``upcard_rank``.
+
+        Returns 0 when only gin may end the hand (Oklahoma ace, straight gin).
+        """
+        if self.straight_gin:
+            return 0
+        if self.oklahoma:
+            if upcard_rank == 0:
+                return 0
+            return min(upcard_rank + 1, 10)
+        return self.knock_limit
+
+
+def field_names() -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(Rules))
+
+
+def _check_value(key: str, value: Any, type_name: Any) -> None:
+    expected = type_name if isinstance(type_name, str) else type_name.__name__
+    if expected == "bool":
+        if not isinstance(value, bool):
+            raise ValueError(f"rules key {key!r} must be true or false, got {value!r}")
+        return
+    if expected == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"rules key {key!r} must be an integer, got {value!r}")
+    if expected == "str" and not isinstance(value, str):
+        raise ValueError(f"rules key {key!r} must be a string, got {value!r}")
+    if key in CHOICES and value not in CHOICES[key]:
+        allowed = ", ".join(repr(c) for c in CHOICES[key])
+        raise ValueError(f"rules key {key!r} is {value!r}; allowed values: {allowed}")
+    if key in RANGES:
+        low, high = RANGES[key]
+        if not low <= value <= high:
+            raise ValueError(f"rules key {key!r} is {value!r}; must be in {low}..{high}")
+
+
+def rules_from_dict(data: dict[str, Any], source: str = "config") -> Rules:
+    """Rules from a mapping; ``profile`` names the profile to start from."""
+    data = dict(data)
+    base_name = data.pop("profile", None)
+    unknown = sorted(set(data) - set(field_names()))
+    if unknown:
+        raise ValueError(f"unknown rules key(s) in {source}: {', '.join(unknown)}")
+    base = Rules() if base_name is None else load_rules(base_name)
+    try:
+        return dataclasses.replace(base, **data)
+    except ValueError as err:
+        raise ValueError(f"{source}: {err}") from None
+
+
+def load_rules(name_or_path: str | Path | Rules | None = None) -> Rules:
+    """Rules from a profile name (``friendly``, ``classic``, ``bonus``) or a TOML path."""
+    if name_or_path is None:
+        name_or_path = DEFAULT_PROFILE
+    if isinstance(name_or_path, Rules):
+        return name_or_path
+    text = str(name_or_path)
+    if text in PROFILES:
+        path = CONFIG_DIR / f"{text}.toml"
+    else:
+        path = Path(text)
+        if not path.is_file():
+            raise ValueError(
+                f"unknown rules {text!r}: not a profile ({', '.join(PROFILES)}) "
+                "and not a TOML file"
+            )
+    try:
+        with path.open("rb") as handle:
+            data = tomllib.load(handle)
+    except tomllib.TOMLDecodeError as err:
+        raise ValueError(f"rules file {path} is not valid TOML: {err}") from None
+    if data.get("profile") == text:
+        raise ValueError(f"rules file {path} names itself as its profile")
+    return rules_from_dict(data, source=str(path))
