@@ -1,0 +1,42 @@
+"""Shared helpers for the bench scripts: random hands, timing, table output."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+
+def random_hands(rng: np.random.Generator, n: int, size: int) -> np.ndarray:
+    """``n`` uniformly random ``size``-card hands as ``uint64`` masks."""
+    keys = rng.random((n, 52))
+    cards = np.argpartition(keys, size, axis=1)[:, :size].astype(np.uint64)
+    return np.bitwise_or.reduce(np.uint64(1) << cards, axis=1)
+
+
+def best_time(fn: Callable[[], object], min_seconds: float = 1.0, repeats: int = 5) -> float:
+    """Best per-call wall time over ``repeats`` rounds of at least ``min_seconds`` / repeats."""
+    fn()
+    best = float("inf")
+    for _ in range(repeats):
+        calls, start = 0, time.perf_counter()
+        while True:
+            fn()
+            calls += 1
+            elapsed = time.perf_counter() - start
+            if elapsed >= min_seconds / repeats:
+                break
+        best = min(best, elapsed / calls)
+    return best
+
+
+def print_table(title: str, columns: list[str], rows: list[list[str]]) -> None:
+    table = Table(title=title)
+    for column in columns:
+        table.add_column(column, justify="right")
+    for row in rows:
+        table.add_row(*row)
+    Console().print(table)

@@ -1,0 +1,291 @@
+"""Exact, batched meld minimisation over ``uint64`` hand masks.
+
+Why it is fast and still exact: a set needs three or more cards of one rank,
+so a 10- or 11-card hand has at most three ranks that could form a set.  Once
+the set choice is fixed, each suit is an independent run problem, and within
+one suit a maximal block of three or more consecutive ranks always melds
+whole, so the run-only deadwood of a suit is a lookup in an 8192-entry table.
+Hands with no set candidate (most of them) cost four lookups; the others are
+expanded into one row per set choice (2 for a three-card rank, 6 for a
+four-card rank) and reduced back with a segmented minimum.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import bitlanes as bl
+from .cards import CARD_VALUES, NUM_CARDS, unpack_masks
+
+#: Returned by :func:`deadwood_after_discard` for cards that are not held.
+SENTINEL = 1000
+
+_U64 = np.uint64
+
+
+def _suit_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    values = np.minimum(np.arange(13) + 1, 10)
+    masks = np.arange(1 << 13)
+    bits = (masks[:, None] >> np.arange(13)) & 1  # (8192, 13)
+    # Length of the consecutive block each held card sits in: scan left and right.
+    left = np.zeros_like(bits)
+    right = np.zeros_like(bits)
+    for r in range(13):
+        left[:, r] = bits[:, r] * (1 + (left[:, r - 1] if r else 0))
+    for r in reversed(range(13)):
+        right[:, r] = bits[:, r] * (1 + (right[:, r + 1] if r < 12 else 0))
+    block_len = np.where(bits == 1, left + right - 1, 0)
+    deadwood_bits = (bits == 1) & (block_len < 3)
+    run_deadwood = (deadwood_bits * values).sum(axis=1).astype(np.int16)
+    value_sum = (bits * values).sum(axis=1).astype(np.int16)
+    without = masks[:, None] & ~(1 << np.arange(13))
+    minus_one = np.where(bits == 1, run_deadwood[without], SENTINEL).astype(np.int16)
+    return run_deadwood, minus_one, value_sum
+
+
+#: ``RUN_DEADWOOD[m]``: deadwood of one suit's 13-bit mask ``m`` using runs only.
+#: ``RUN_DEADWOOD_MINUS[m, r]``: the same after removing rank ``r`` (SENTINEL if not held).
+#: ``SUIT_VALUE[m]``: the summed card values of ``m``.
+RUN_DEADWOOD, RUN_DEADWOOD_MINUS, SUIT_VALUE = _suit_tables()
+
+
+def _as_masks(masks: np.ndarray | int) -> np.ndarray:
+    arr = np.asarray(masks)
+    if arr.dtype != np.uint64:
+        if arr.dtype.kind not in "iu":
+            raise ValueError(f"hand masks must be integers, got dtype {arr.dtype}")
+        if arr.size and (arr.min() < 0 or arr.max() >= 1 << NUM_CARDS):
+            raise ValueError("hand masks must be non-negative 52-bit integers")
+        arr = arr.astype(np.uint64)
+    elif arr.size and (arr >> _U64(NUM_CARDS)).any():
+        raise ValueError("hand masks have bits set above the 52 cards")
+    return arr
+
+
+def lane_value(lanes: np.ndarray) -> np.ndarray:
+    """Summed card values of lane masks."""
+    total = SUIT_VALUE[bl.lane(lanes, 0)].astype(np.int32)
+    for suit in range(1, 4):
+        total += SUIT_VALUE[bl.lane(lanes, suit)]
+    return total
+
+
+def lane_run_deadwood(lanes: np.ndarray) -> np.ndarray:
+    """Run-only deadwood of lane masks (sets not considered)."""
+    total = RUN_DEADWOOD[bl.lane(lanes, 0)].astype(np.int32)
+    for suit in range(1, 4):
+        total += RUN_DEADWOOD[bl.lane(lanes, suit)]
+    return total
+
+
+def expand_set_choices(lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every way to choose the sets of each hand, one row per choice.
+
+    Returns ``(origin, set_cards)``: ``origin[j]`` is the hand row ``j`` came
+    from (ascending, each hand contiguous) and ``set_cards[j]`` the lane mask
+    of the cards placed in sets.  Per candidate rank the choices are: no set,
+    the whole rank, and (for four cards) each set of three leaving one suit
+    out for a run.
+    """
+    n = lanes.shape[0]
+    origin = np.arange(n)
+    set_cards = np.zeros(n, dtype=_U64)
+    pending = bl.ranks_with_at_least(lanes, 3)
+    while pending.any():
+        low = bl.lowest_bit(pending)
+        column = bl.rank_columns(low) & lanes[origin]
+        four = (low & bl.ranks_with_at_least(lanes[origin], 4)) != 0
+        has = low != 0
+        counts = np.where(has, np.where(four, 6, 2), 1)
+        options = np.zeros((origin.shape[0], 6), dtype=_U64)
+        options[:, 1] = column
+        for suit in range(4):
+            options[:, 2 + suit] = column & ~(low << _U64(16 * suit))
+        rows = np.repeat(np.arange(origin.shape[0]), counts)
+        starts = np.cumsum(counts) - counts
+        choice = np.arange(rows.shape[0]) - starts[rows]
+        set_cards = set_cards[rows] | options[rows, choice]
+        pending = pending[rows] & ~low[rows]
+        origin = origin[rows]
+    return origin, set_cards
+
+
+def _segment_starts(origin: np.ndarray) -> np.ndarray:
+    """Index of the first row of each hand in a contiguous ``origin`` array."""
+    return np.flatnonzero(np.r_[True, origin[1:] != origin[:-1]])
+
+
+def _min_deadwood_lanes(lanes: np.ndarray) -> np.ndarray:
+    result = lane_run_deadwood(lanes)
+    candidates = np.flatnonzero(bl.ranks_with_at_least(lanes, 3))
+    if candidates.size:
+        sub = lanes[candidates]
+        origin, set_cards = expand_set_choices(sub)
+        values = lane_run_deadwood(sub[origin] & ~set_cards)
+        result[candidates] = np.minimum.reduceat(values, _segment_starts(origin))
+    return result
+
+
+def min_deadwood(masks: np.ndarray | int) -> np.ndarray:
+    """Exact minimum deadwood of every hand in ``masks`` (any shape)."""
+    arr = _as_masks(masks)
+    flat = bl.to_lanes(arr.reshape(-1))
+    return _min_deadwood_lanes(flat).reshape(arr.shape)
+
+
+_NOT_HELD_U8 = 128
+_BYTES = _U64(0x0101_0101_0101_0101)
+
+
+def _discard_table() -> np.ndarray:
+    """Per suit mask, the run-only deadwood after removing each rank, as 16 bytes.
+
+    Bytes 0..12 hold the value (``_NOT_HELD_U8`` for ranks not held), bytes
+    13..15 are padding; one 16-byte item per mask lets a single ``take`` fetch a
+    whole suit's row, and two ``uint64`` adds update all sixteen bytes at once.
+    """
+    table = np.full((1 << 13, 16), _NOT_HELD_U8, dtype=np.uint8)
+    held = RUN_DEADWOOD_MINUS < SENTINEL
+    table[:, :13] = np.where(held, RUN_DEADWOOD_MINUS, _NOT_HELD_U8)
+    return table.view("V16").reshape(-1)
+
+
+_DISCARD_ROWS = _discard_table()
+_TOP_BITS = _U64(0x8080_8080_8080_8080)
+_LOW_SEVEN = _U64(0x7F)
+
+
+def _bytes_to_output(out: np.ndarray) -> np.ndarray:
+    """(n, 64) lane-ordered bytes to (n, 52) int16 with ``SENTINEL`` for cards not held."""
+    words = out.view(_U64)
+    words |= ((words & _TOP_BITS) >> _U64(7)) * _LOW_SEVEN  # not held -> 255
+    wide = out.astype(np.int16)
+    wide += (wide >> 7) * (SENTINEL - 255)
+    return np.ascontiguousarray(wide.reshape(-1, 4, 16)[:, :, :13]).reshape(-1, NUM_CARDS)
+
+
+def _after_discard_bytes(lanes: np.ndarray) -> np.ndarray:
+    """(n, 64) uint8 in lane order: deadwood after removing each card, sets not
+    considered; entries of cards not held are >= ``_NOT_HELD_U8``."""
+    n = lanes.shape[0]
+    idx = np.stack([bl.lane(lanes, suit) for suit in range(4)], axis=1)
+    suit_dw = RUN_DEADWOOD[idx]
+    offset = suit_dw.sum(axis=1, dtype=np.int16)[:, None] - suit_dw  # other suits' deadwood
+    words = np.take(_DISCARD_ROWS, idx).view(_U64).reshape(n, 4, 2)
+    words += (offset.astype(_U64) * _BYTES)[:, :, None]
+    return words.view(np.uint8).reshape(n, 64)
+
+
+def _min_by_segment(rows: np.ndarray, origin: np.ndarray, num_segments: int) -> np.ndarray:
+    """Row-wise minimum of ``rows`` grouped by the contiguous ``origin`` labels.
+
+    Groups come in a few sizes (2, 4, 6, 12, ... set choices), so each size
+    is gathered into a dense (groups, size, width) block and reduced at once;
+    ``minimum.reduceat`` on 2-D rows is several times slower.
+    """
+    starts = _segment_starts(origin)
+    sizes = np.diff(np.r_[starts, origin.shape[0]])
+    result = np.empty((num_segments, rows.shape[1]), rows.dtype)
+    for size in np.unique(sizes):
+        groups = np.flatnonzero(sizes == size)
+        index = starts[groups][:, None] + np.arange(size)
+        result[groups] = rows[index].min(axis=1)
+    return result
+
+
+def deadwood_after_discard(masks: np.ndarray | int) -> np.ndarray:
+    """Minimum deadwood after discarding each card: shape ``masks.shape + (52,)``.
+
+    Entries for cards not held are ``SENTINEL``.  Intended for 11-card hands
+    (the decision after a draw) but exact for any hand of at most 11 cards.
+    """
+    arr = _as_masks(masks)
+    flat = arr.reshape(-1)
+    lanes = bl.to_lanes(flat)
+    out = _after_discard_bytes(lanes)
+    candidates = np.flatnonzero(bl.ranks_with_at_least(lanes, 3))
+    if candidates.size:
+        sub = lanes[candidates]
+        origin, set_cards = expand_set_choices(sub)
+        rows = _after_discard_bytes(sub[origin] & ~set_cards)
+        # A card placed in a set cannot be the discard of that choice.
+        set_bits = np.unpackbits(set_cards.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
+        rows |= set_bits << 7
+        out[candidates] = _min_by_segment(rows, origin, candidates.size)
+    return _bytes_to_output(out).reshape(arr.shape + (NUM_CARDS,))
+
+
+def split_melds(set_cards: int, run_cards: int) -> list[int]:
+    """Meld masks (card ids) from the cards placed in sets and in runs.
+
+    Sets are grouped by rank; runs are the maximal blocks of each suit (a
+    long block is one run).  Both arguments are card-id masks.
+    """
+    melds = []
+    for rank in range(13):
+        column = sum(1 << (suit * 13 + rank) for suit in range(4))
+        if set_cards & column:
+            melds.append(set_cards & column)
+    for suit in range(4):
+        current = 0
+        for rank in range(14):
+            card = suit * 13 + rank
+            if rank < 13 and run_cards >> card & 1:
+                current |= 1 << card
+            elif current:
+                melds.append(current)
+                current = 0
+    return melds
+
+
+def best_melds(mask: int) -> tuple[list[int], int]:
+    """One minimum-deadwood arrangement: ``(meld masks, deadwood mask)``."""
+    arr = _as_masks(np.array([mask]))
+    lanes = bl.to_lanes(arr)
+    origin, set_cards = expand_set_choices(lanes)
+    rest = lanes[origin] & ~set_cards
+    values = lane_run_deadwood(rest)
+    best = int(np.argmin(values))
+    runs = bl.run_cards(rest[best : best + 1])
+    sets_mask = int(bl.from_lanes(set_cards[best : best + 1])[0])
+    runs_mask = int(bl.from_lanes(runs)[0])
+    melds = split_melds(sets_mask, runs_mask)
+    return melds, int(mask) & ~(sets_mask | runs_mask)
+
+
+def hand_values(masks: np.ndarray | int) -> np.ndarray:
+    """Summed card values of every hand (no melds)."""
+    arr = _as_masks(masks)
+    return lane_value(bl.to_lanes(arr.reshape(-1))).reshape(arr.shape)
+
+
+__all__ = [
+    "CARD_VALUES",
+    "SENTINEL",
+    "best_melds",
+    "deadwood_after_discard",
+    "expand_set_choices",
+    "hand_values",
+    "min_deadwood",
+    "split_melds",
+]
+
+
+def arrange(masks: np.ndarray | int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Batched minimum arrangement: ``(deadwood, set_cards, run_cards)`` per hand.
+
+    Both card masks are card-id ``uint64`` masks of one minimum-deadwood
+    arrangement; :func:`split_melds` turns them into meld lists.
+    """
+    arr = _as_masks(masks)
+    lanes = bl.to_lanes(arr.reshape(-1))
+    origin, set_cards = expand_set_choices(lanes)
+    rest = lanes[origin] & ~set_cards
+    values = lane_run_deadwood(rest)
+    starts = _segment_starts(origin)
+    best_value = np.minimum.reduceat(values, starts)
+    hits = np.flatnonzero(values == best_value[origin])
+    chosen = hits[np.unique(origin[hits], return_index=True)[1]]
+    sets = bl.from_lanes(set_cards[chosen]).reshape(arr.shape)
+    runs = bl.from_lanes(bl.run_cards(rest[chosen])).reshape(arr.shape)
+    return best_value.reshape(arr.shape), sets, runs

@@ -1,0 +1,257 @@
+"""The showdown after a knock (RULES.md §7-8), exact and batched.
+
+The knocker's choice is a real search: which sets to declare, and for every
+run block whether to trim a card off either end (a trimmed end card is the
+knocker's own, so nothing can be laid off past it) or, for a block of three
+or four, to leave it unmelded.  Trimming more than one card per end or
+splitting a block only adds deadwood without blocking anything more, so
+those arrangements are never better and are not enumerated.
+
+For a fixed knocker arrangement and a fixed choice of the defender's sets,
+the defender's best answer has a closed form: every block of the defender's
+remaining cards that touches a run end is laid off whole (a chain), a
+card that completes one of the knocker's sets of three is laid off when it
+would otherwise be deadwood, and the rest melds into runs by blocks.
+All of it is bit arithmetic on four 16-bit suit lanes (see ``bitlanes``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import bitlanes as bl
+from .melds import _as_masks, _segment_starts, expand_set_choices, lane_value, split_melds
+from .rules import Rules
+
+_U64 = np.uint64
+_ONE = _U64(1)
+#: Score of an arrangement the knock limit does not allow.
+_INVALID = -(1 << 30)
+
+
+@dataclass(frozen=True)
+class ShowdownBatch:
+    """Outcome of N showdowns; every field is an (N,) array.
+
+    Masks are card-id ``uint64`` masks: the knocker's melded cards and the
+    part of them in sets, the defender's own melded cards and sets, and the
+    defender's cards laid off onto the knocker's melds.
+    """
+
+    knocker_deadwood: np.ndarray
+    defender_deadwood: np.ndarray
+    gin: np.ndarray
+    winner: np.ndarray
+    award: np.ndarray
+    knocker_meld_mask: np.ndarray
+    knocker_set_mask: np.ndarray
+    defender_meld_mask: np.ndarray
+    defender_set_mask: np.ndarray
+    layoffs: np.ndarray
+
+
+@dataclass(frozen=True)
+class Showdown:
+    """One showdown, recorded whole so it can be displayed and tested."""
+
+    knocker_hand: int
+    defender_hand: int
+    knocker_melds: list[int]
+    knocker_deadwood_cards: int
+    defender_melds: list[int]
+    layoffs: int
+    defender_deadwood_cards: int
+    knocker_deadwood: int
+    defender_deadwood: int
+    gin: bool
+    winner: int
+    award: int
+    undercut: bool = field(default=False)
+
+
+def _expand_run_trims(origin: np.ndarray, runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One row per non-dominated way to declare each run block.
+
+    Returns ``(rows, dropped)``: indices into the input rows and the lane mask
+    of run cards left as deadwood.  A block of 3 is declared or not; of 4,
+    whole, trimmed at one end, or not; of 5+, whole or trimmed at either or
+    both ends.
+    """
+    rows = np.arange(origin.shape[0])
+    dropped = np.zeros(origin.shape[0], dtype=_U64)
+    lows = bl.block_low_ends(runs)
+    highs = bl.block_high_ends(runs)
+    while lows.any():
+        low = bl.lowest_bit(lows)
+        above = highs & ~(low - _ONE)
+        high = bl.lowest_bit(above)
+        block = np.where(low != 0, ((high << _ONE) - low), _U64(0))
+        length = np.bitwise_count(block)
+        options = np.zeros((rows.shape[0], 4), dtype=_U64)
+        # slot 0: declare whole; then by length
+        short = length <= 3
+        four = length == 4
+        options[:, 1] = np.where(short | four, block, low)
+        options[:, 2] = np.where(four, low, high)
+        options[:, 3] = np.where(four, high, low | high)
+        counts = np.where(low == 0, 1, np.where(short, 2, 4))
+        pick = np.repeat(np.arange(rows.shape[0]), counts)
+        starts = np.cumsum(counts) - counts
+        choice = np.arange(pick.shape[0]) - starts[pick]
+        dropped = dropped[pick] | options[pick, choice]
+        rows = rows[pick]
+        lows = lows[pick] & ~low[pick]
+        highs = highs[pick] & ~high[pick]
+    return rows, dropped
+
+
+def _cross(left_origin: np.ndarray, right_origin: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """All (left, right) index pairs with equal origin, grouped by left row."""
+    n = int(max(left_origin.max(initial=-1), right_origin.max(initial=-1))) + 1
+    right_counts = np.bincount(right_origin, minlength=n)
+    right_starts = np.cumsum(right_counts) - right_counts
+    reps = right_counts[left_origin]
+    left = np.repeat(np.arange(left_origin.shape[0]), reps)
+    offsets = np.arange(left.shape[0]) - np.repeat(np.cumsum(reps) - reps, reps)
+    right = right_starts[left_origin[left]] + offsets
+    return left, right
+
+
+def _first_best(key: np.ndarray, origin: np.ndarray, num: int, maximise: bool) -> np.ndarray:
+    """Index of the first row with the best ``key`` in each origin group."""
+    starts = _segment_starts(origin)
+    reduce = np.maximum if maximise else np.minimum
+    best = reduce.reduceat(key, starts)
+    hits = np.flatnonzero(key == best[origin])
+    first = np.unique(origin[hits], return_index=True)[1]
+    chosen = hits[first]
+    if chosen.shape[0] != num:
+        raise AssertionError("showdown lost a hand while choosing")
+    return chosen
+
+
+def showdown_batch(
+    knocker: np.ndarray,
+    defender: np.ndarray,
+    knock_limit: np.ndarray | int,
+    rules: Rules,
+) -> ShowdownBatch:
+    """Resolve N showdowns at once (10-card knocker after the discard, 10-card defender)."""
+    knocker = _as_masks(knocker).reshape(-1)
+    defender = _as_masks(defender).reshape(-1)
+    n = knocker.shape[0]
+    if defender.shape[0] != n:
+        raise ValueError("knocker and defender arrays differ in length")
+    if (knocker & defender).any():
+        raise ValueError("knocker and defender hands share a card")
+    limit = np.broadcast_to(np.asarray(knock_limit, dtype=np.int64), (n,))
+    k_lanes = bl.to_lanes(knocker)
+    d_lanes = bl.to_lanes(defender)
+
+    # Knocker arrangements: set choices x run-block declarations.
+    k_origin, k_sets = expand_set_choices(k_lanes)
+    k_runs_all = bl.run_cards(k_lanes[k_origin] & ~k_sets)
+    trim_rows, dropped = _expand_run_trims(k_origin, k_runs_all)
+    k_origin = k_origin[trim_rows]
+    k_sets = k_sets[trim_rows]
+    k_runs = k_runs_all[trim_rows] & ~dropped
+    k_dead = lane_value(k_lanes[k_origin] & ~k_sets & ~k_runs)
+    gin_hand = np.zeros(n, dtype=bool)
+    np.logical_or.at(gin_hand, k_origin, k_dead == 0)
+
+    # What the defender may lay off: run ends one rank beyond each declared run,
+    # and the missing fourth card of each declared set of three.
+    up_seeds = (bl.block_high_ends(k_runs) << _ONE) & bl.LANE_CARDS
+    down_seeds = bl.block_low_ends(k_runs) >> _ONE & bl.LANE_CARDS
+    threes = bl.ranks_with_at_least(k_sets, 3) & ~bl.ranks_with_at_least(k_sets, 4)
+    fourth = bl.rank_columns(threes) & ~k_sets
+    no_layoff = gin_hand[k_origin]
+    up_seeds[no_layoff] = 0
+    down_seeds[no_layoff] = 0
+    fourth[no_layoff] = 0
+
+    # Defender answers: every set choice against every knocker arrangement.
+    d_origin, d_sets = expand_set_choices(d_lanes)
+    left, right = _cross(k_origin, d_origin)
+    avail = d_lanes[d_origin[right]] & ~d_sets[right]
+    chains = bl.fill_up(up_seeds[left] & avail, avail) | bl.fill_down(down_seeds[left], avail)
+    rest = avail & ~chains
+    own_runs = bl.run_cards(rest)
+    loose = rest & ~own_runs
+    fourths = loose & fourth[left]
+    d_dead = lane_value(loose & ~fourths)
+
+    best_pair = _first_best(d_dead, left, k_origin.shape[0], maximise=False)
+    defender_dead_k = d_dead[best_pair]
+    valid = k_dead <= limit[k_origin]
+    key = np.where(valid, (defender_dead_k - k_dead) * 256 - k_dead, _INVALID)
+    chosen = _first_best(key, k_origin, n, maximise=True)
+    if not valid[chosen].all():
+        bad = int(np.flatnonzero(~valid[chosen])[0])
+        raise ValueError(
+            f"hand {bad}: the knocker's deadwood exceeds the knock limit {int(limit[bad])}"
+        )
+    pair = best_pair[chosen]
+
+    k_deadwood = k_dead[chosen].astype(np.int32)
+    d_deadwood = d_dead[pair].astype(np.int32)
+    gin = gin_hand
+    knock_wins = gin | (k_deadwood < d_deadwood)
+    winner = np.where(knock_wins, 0, 1).astype(np.int8)
+    award = np.where(
+        gin,
+        rules.gin_bonus + d_deadwood,
+        np.where(knock_wins, d_deadwood - k_deadwood, rules.undercut_bonus + k_deadwood - d_deadwood),
+    ).astype(np.int32)
+    layoffs = chains[pair] | fourths[pair]
+    return ShowdownBatch(
+        knocker_deadwood=k_deadwood,
+        defender_deadwood=d_deadwood,
+        gin=gin,
+        winner=winner,
+        award=award,
+        knocker_meld_mask=bl.from_lanes(k_sets[chosen] | k_runs[chosen]),
+        knocker_set_mask=bl.from_lanes(k_sets[chosen]),
+        defender_meld_mask=bl.from_lanes(d_sets[right[pair]] | own_runs[pair]),
+        defender_set_mask=bl.from_lanes(d_sets[right[pair]]),
+        layoffs=bl.from_lanes(layoffs),
+    )
+
+
+def showdown(
+    knocker_mask: int,
+    defender_mask: int,
+    rules: Rules,
+    knock_limit: int | None = None,
+) -> Showdown:
+    """One showdown as a full record (see :class:`Showdown`).
+
+    ``knock_limit`` defaults to ``rules.knock_limit``; pass the hand's own limit
+    under Oklahoma.  Raises ``ValueError`` if the knocker may not knock.
+    """
+    limit = rules.knock_limit if knock_limit is None else knock_limit
+    result = showdown_batch(np.array([knocker_mask]), np.array([defender_mask]), limit, rules)
+    k_melded = int(result.knocker_meld_mask[0])
+    k_sets = int(result.knocker_set_mask[0])
+    d_melded = int(result.defender_meld_mask[0])
+    d_sets = int(result.defender_set_mask[0])
+    layoffs = int(result.layoffs[0])
+    winner = int(result.winner[0])
+    gin = bool(result.gin[0])
+    return Showdown(
+        knocker_hand=int(knocker_mask),
+        defender_hand=int(defender_mask),
+        knocker_melds=split_melds(k_sets, k_melded & ~k_sets),
+        knocker_deadwood_cards=int(knocker_mask) & ~k_melded,
+        defender_melds=split_melds(d_sets, d_melded & ~d_sets),
+        layoffs=layoffs,
+        defender_deadwood_cards=int(defender_mask) & ~d_melded & ~layoffs,
+        knocker_deadwood=int(result.knocker_deadwood[0]),
+        defender_deadwood=int(result.defender_deadwood[0]),
+        gin=gin,
+        winner=winner,
+        award=int(result.award[0]),
+        undercut=(not gin) and winner == 1,
+    )
