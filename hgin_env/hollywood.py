@@ -234,7 +234,7 @@ def _apply(
     # The k-th win opens the first min(k, 3) columns (capped by the sheet).
     eligible = np.arange(c) < np.minimum(win_count, 3)[:, None]
     decided = sheets.decided[rows]
-    posted = eligible
+    posted = eligible & ~decided
     points = np.where(posted, award[:, None], 0).astype(np.int32)
     new_scores = sheets.scores[rows, winner] + points
     sheets.scores[rows, winner] = new_scores

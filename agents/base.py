@@ -1,0 +1,42 @@
+"""The batched policy interface every agent implements."""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """A policy over B games at once.
+
+    ``obs`` is what ``VectorGame.observe()`` returns: ``{"observation":
+    float32 (B, OBS_DIM), "action_mask": int8 (B, 108)}``.  ``act`` returns
+    one legal action id per game as ``int64 (B,)``.
+    """
+
+    name: str
+
+    def act(self, obs: dict[str, np.ndarray], rng: np.random.Generator | None = None) -> np.ndarray:
+        ...
+
+
+def sample_uniform_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One uniformly random legal action per row of ``mask`` (B, 108).
+
+    Draws a rank k below each row's legal count and returns the k-th legal id,
+    a few cheap passes instead of a float per action.
+    """
+    mask = np.asarray(mask)
+    counts = mask.sum(axis=1, dtype=np.int16)
+    if (counts == 0).any():
+        row = int(np.flatnonzero(counts == 0)[0])
+        raise ValueError(f"game {row} has no legal action (all-zero action mask)")
+    pick = (rng.random(mask.shape[0]) * counts).astype(np.int16)
+    cumulative = np.cumsum(mask, axis=1, dtype=np.int16)
+    return np.argmax(cumulative > pick[:, None], axis=1).astype(np.int64)
+
+
+def default_rng(rng: np.random.Generator | None) -> np.random.Generator:
+    return rng if rng is not None else np.random.default_rng()
