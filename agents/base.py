@@ -25,17 +25,19 @@ class Agent(Protocol):
 def sample_uniform_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One uniformly random legal action per row of ``mask`` (B, 108).
 
-    Draws a rank k below each row's legal count and returns the k-th legal id,
-    a few cheap passes instead of a float per action.
+    Legal ids are sparse (at most a couple of dozen of 108), so listing them
+    with one ``nonzero`` and picking a random offset inside each row's run is
+    several times cheaper than a random key per action.
     """
     mask = np.asarray(mask)
-    counts = mask.sum(axis=1, dtype=np.int16)
+    rows, cols = np.nonzero(mask)
+    counts = np.bincount(rows, minlength=mask.shape[0])
     if (counts == 0).any():
         row = int(np.flatnonzero(counts == 0)[0])
         raise ValueError(f"game {row} has no legal action (all-zero action mask)")
-    pick = (rng.random(mask.shape[0]) * counts).astype(np.int16)
-    cumulative = np.cumsum(mask, axis=1, dtype=np.int16)
-    return np.argmax(cumulative > pick[:, None], axis=1).astype(np.int64)
+    starts = np.cumsum(counts) - counts
+    pick = starts + (rng.random(mask.shape[0]) * counts).astype(np.int64)
+    return cols[pick].astype(np.int64)
 
 
 def default_rng(rng: np.random.Generator | None) -> np.random.Generator:

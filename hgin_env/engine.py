@@ -20,9 +20,9 @@ import numpy as np
 from . import actions as A
 from .cards import NUM_CARDS, unpack_masks
 from .hollywood import Sheet, SheetBatch, post
-from .melds import arrange, deadwood_after_discard, min_deadwood
+from .melds import arrange, discard_table_unchecked, min_deadwood
 from .rules import Rules, load_rules
-from .showdown import showdown_batch
+from .showdown import showdown_unchecked
 
 REWARD_MODES = ("match", "columns", "points")
 _U64 = np.uint64
@@ -328,7 +328,7 @@ class VectorGame:
         drew = np.concatenate([drawn_stock, taken]) if taken.size else drawn_stock
         if drew.size:
             eleven = self.hands[drew, player[drew]]
-            self.discard_deadwood[drew] = deadwood_after_discard(eleven)
+            self.discard_deadwood[drew] = discard_table_unchecked(eleven)
             if self.rules.big_gin:
                 self.big_gin_ready[drew] = min_deadwood(eleven) == 0
         if passed.size:
@@ -399,7 +399,7 @@ class VectorGame:
             # all 52 cards accounted for until the next deal.
             self._put_on_pile(g, p, acts[g] - A.KNOCK)
             k_hand, d_hand = self.hands[g, p], self.hands[g, 1 - p]
-            sd = showdown_batch(k_hand, d_hand, self.knock_limit[g], self.rules)
+            sd = showdown_unchecked(k_hand, d_hand, self.knock_limit[g], self.rules)
             seat = np.where(sd.winner == 0, p, 1 - p)
             self._record(g, p, k_hand, d_hand, seat, sd.award, sd.gin, np.zeros(g.size, bool),
                          (~sd.gin) & (sd.winner == 1))

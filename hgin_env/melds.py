@@ -112,6 +112,8 @@ def expand_set_choices(lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _segment_starts(origin: np.ndarray) -> np.ndarray:
     """Index of the first row of each hand in a contiguous ``origin`` array."""
+    if origin.size == 0:
+        return np.zeros(0, np.int64)
     return np.flatnonzero(np.r_[True, origin[1:] != origin[:-1]])
 
 
@@ -200,8 +202,12 @@ def deadwood_after_discard(masks: np.ndarray | int) -> np.ndarray:
     (the decision after a draw) but exact for any hand of at most 11 cards.
     """
     arr = _as_masks(masks)
-    flat = arr.reshape(-1)
-    lanes = bl.to_lanes(flat)
+    return discard_table_unchecked(arr.reshape(-1)).reshape(arr.shape + (NUM_CARDS,))
+
+
+def discard_table_unchecked(masks: np.ndarray) -> np.ndarray:
+    """:func:`deadwood_after_discard` for a 1-D ``uint64`` array known to be valid (engine path)."""
+    lanes = bl.to_lanes(masks)
     out = _after_discard_bytes(lanes)
     candidates = np.flatnonzero(bl.ranks_with_at_least(lanes, 3))
     if candidates.size:
@@ -212,7 +218,7 @@ def deadwood_after_discard(masks: np.ndarray | int) -> np.ndarray:
         set_bits = np.unpackbits(set_cards.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
         rows |= set_bits << 7
         out[candidates] = _min_by_segment(rows, origin, candidates.size)
-    return _bytes_to_output(out).reshape(arr.shape + (NUM_CARDS,))
+    return _bytes_to_output(out)
 
 
 def split_melds(set_cards: int, run_cards: int) -> list[int]:
@@ -278,6 +284,9 @@ def arrange(masks: np.ndarray | int) -> tuple[np.ndarray, np.ndarray, np.ndarray
     arrangement; :func:`split_melds` turns them into meld lists.
     """
     arr = _as_masks(masks)
+    if arr.size == 0:
+        empty = np.zeros(arr.shape, _U64)
+        return np.zeros(arr.shape, np.int32), empty, empty.copy()
     lanes = bl.to_lanes(arr.reshape(-1))
     origin, set_cards = expand_set_choices(lanes)
     rest = lanes[origin] & ~set_cards

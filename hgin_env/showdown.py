@@ -147,6 +147,18 @@ def showdown_batch(
     if (knocker & defender).any():
         raise ValueError("knocker and defender hands share a card")
     limit = np.broadcast_to(np.asarray(knock_limit, dtype=np.int64), (n,))
+    return showdown_unchecked(knocker, defender, limit, rules)
+
+
+def showdown_unchecked(
+    knocker: np.ndarray, defender: np.ndarray, limit: np.ndarray, rules: Rules
+) -> ShowdownBatch:
+    """:func:`showdown_batch` on 1-D ``uint64`` arrays known to be valid (engine path)."""
+    n = knocker.shape[0]
+    if n == 0:
+        ints, masks = np.zeros(0, np.int32), np.zeros(0, _U64)
+        return ShowdownBatch(ints, ints, np.zeros(0, bool), np.zeros(0, np.int8), ints,
+                             masks, masks, masks, masks, masks)
     k_lanes = bl.to_lanes(knocker)
     d_lanes = bl.to_lanes(defender)
 
