@@ -18,8 +18,9 @@ class Agent(Protocol):
 
     name: str
 
-    def act(self, obs: dict[str, np.ndarray], rng: np.random.Generator | None = None) -> np.ndarray:
-        ...
+    def act(
+        self, obs: dict[str, np.ndarray], rng: np.random.Generator | None = None
+    ) -> np.ndarray: ...
 
 
 def sample_uniform_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import best_time, print_table, random_hands  # noqa: E402
+from common import best_time, print_table, random_hands
 
-from hgin_env import melds  # noqa: E402
-from hgin_env.cards import mask_to_cards  # noqa: E402
+from hgin_env import melds
+from hgin_env.cards import mask_to_cards
 
 
 def openspiel_rate(hands: np.ndarray) -> float | None:
@@ -60,8 +60,10 @@ def main() -> None:
     if ospiel is None:
         print("OpenSpiel (pyspiel) not importable: no comparison in this run.")
     else:
-        print(f"OpenSpiel GinRummyUtils.min_deadwood: {ospiel:,.0f} hands/s; "
-              f"hgin at batch 100 000 is {rates[100_000] / ospiel:.1f}x faster")
+        print(
+            f"OpenSpiel GinRummyUtils.min_deadwood: {ospiel:,.0f} hands/s; "
+            f"hgin at batch 100 000 is {rates[100_000] / ospiel:.1f}x faster"
+        )
 
 
 if __name__ == "__main__":

@@ -19,8 +19,19 @@ PHASE_OFFER_DEALER = 1
 PHASE_DRAW_STOCK = 2
 PHASE_DRAW = 3
 PHASE_DISCARD = 4
+#: Phases a live hand can be in (the observation one-hot covers these).
 NUM_PHASES = 5
-PHASE_NAMES = ("upcard offer (non-dealer)", "upcard offer (dealer)", "draw from stock", "draw", "discard")
+#: Only with ``VectorGame(autoreset=False)``: the match is over and the game
+#: waits for ``reset_games``; no action is legal.
+PHASE_MATCH_OVER = 5
+PHASE_NAMES = (
+    "upcard offer (non-dealer)",
+    "upcard offer (dealer)",
+    "draw from stock",
+    "draw",
+    "discard",
+    "match over",
+)
 
 
 def action_name(action: int, symbols: bool = False) -> str:
@@ -30,8 +41,12 @@ def action_name(action: int, symbols: bool = False) -> str:
         return f"discard {card_str(action, symbols)}"
     if KNOCK <= action < DRAW_STOCK:
         return f"knock discarding {card_str(action - KNOCK, symbols)}"
-    names = {DRAW_STOCK: "draw from the stock", TAKE_DISCARD: "take the discard",
-             PASS: "pass", BIG_GIN: "big gin"}
+    names = {
+        DRAW_STOCK: "draw from the stock",
+        TAKE_DISCARD: "take the discard",
+        PASS: "pass",
+        BIG_GIN: "big gin",
+    }
     if action in names:
         return names[action]
     raise ValueError(f"action {action} is outside 0..{NUM_ACTIONS - 1}")

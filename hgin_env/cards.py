@@ -127,7 +127,7 @@ def card_str(card: int, symbols: bool = False) -> str:
     return RANK_CHARS[card % NUM_RANKS] + suits[card // NUM_RANKS]
 
 
-def format(mask: int, symbols: bool = False) -> str:  # noqa: A001 - public name fixed by DESIGN.md
+def format(mask: int, symbols: bool = False) -> str:
     """Text of a hand, cards sorted by suit then rank."""
     return " ".join(card_str(card, symbols) for card in mask_to_cards(mask))
 
@@ -145,7 +145,7 @@ def unpack_masks(masks: np.ndarray) -> np.ndarray:
         bits = np.unpackbits(as_bytes, axis=1, bitorder="little")
     else:  # pragma: no cover - big-endian hosts
         bits = np.unpackbits(as_bytes[:, ::-1], axis=1, bitorder="little")
-    return bits[:, :NUM_CARDS].reshape(masks.shape + (NUM_CARDS,))
+    return bits[:, :NUM_CARDS].reshape((*masks.shape, NUM_CARDS))
 
 
 def pack_masks(bits: np.ndarray) -> np.ndarray:

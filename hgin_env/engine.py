@@ -105,8 +105,25 @@ class HandRecord:
         i8 = lambda fill: np.full(n, fill, np.int8)  # noqa: E731
         u = lambda: np.zeros(n, _U64)  # noqa: E731
         b = lambda: np.zeros(n, bool)  # noqa: E731
-        return cls(i8(-1), u(), u(), u(), u(), u(), u(), u(), np.zeros(n, np.int32),
-                   np.zeros(n, np.int32), i8(-1), np.zeros(n, np.int32), b(), b(), b(), b(), b())
+        return cls(
+            i8(-1),
+            u(),
+            u(),
+            u(),
+            u(),
+            u(),
+            u(),
+            u(),
+            np.zeros(n, np.int32),
+            np.zeros(n, np.int32),
+            i8(-1),
+            np.zeros(n, np.int32),
+            b(),
+            b(),
+            b(),
+            b(),
+            b(),
+        )
 
 
 class VectorGame:
@@ -120,6 +137,11 @@ class VectorGame:
     current deal, ``known`` (B, 2) cards each seat took from the pile and
     still holds, ``discard_deadwood`` (B, 52) the mover's deadwood after each
     discard (valid in the discard phase), and ``sheets``.
+
+    With ``autoreset=True`` (the default) a finished match is replaced by a
+    fresh one in the same step; ``last_match`` keeps its final sheet.  With
+    ``autoreset=False`` the game stays in ``PHASE_MATCH_OVER`` (no legal
+    action, final position and sheet kept) until :meth:`reset_games`.
     """
 
     def __init__(
@@ -128,6 +150,7 @@ class VectorGame:
         rules: Rules | str | None = None,
         seed: int | np.ndarray | None = None,
         reward: str = "columns",
+        autoreset: bool = True,
     ) -> None:
         if not isinstance(num_games, (int, np.integer)) or num_games < 1:
             raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
@@ -136,6 +159,7 @@ class VectorGame:
         self.num_games = int(num_games)
         self.rules = load_rules(rules)
         self.reward_mode = reward
+        self.autoreset = bool(autoreset)
         b = self.num_games
         self.hands = np.zeros((b, 2), _U64)
         self.known = np.zeros((b, 2), _U64)
@@ -156,6 +180,8 @@ class VectorGame:
         self.hands_in_match = np.zeros(b, np.int32)
         self.seeds = game_seeds(seed, b)
         self.sheets = SheetBatch.new(b, self.rules)
+        #: The sheet of each game's last finished match (kept through the autoreset).
+        self.last_match = SheetBatch.new(b, self.rules)
         self.last_hand = HandRecord.empty(b)
         self._mask: np.ndarray | None = None
         self._all = np.arange(b)
@@ -220,6 +246,26 @@ class VectorGame:
             dealers = dealers.astype(np.int8)
         self.hands_in_match[:] = 0
         self._deal(self._all, deck_arr, dealers)
+
+    def reset_games(self, rows: np.ndarray | list[int]) -> None:
+        """Start a fresh match (new seeded deal and dealer) in the listed games only."""
+        rows = np.unique(np.asarray(rows, dtype=np.int64).reshape(-1))
+        if rows.size and (rows.min() < 0 or rows.max() >= self.num_games):
+            raise ValueError(
+                f"game indices must be in 0..{self.num_games - 1}, got {rows.tolist()}"
+            )
+        if rows.size == 0:
+            return
+        self._new_matches(rows)
+        decks = shuffled_decks(self.seeds[rows], self.deal_number[rows])
+        self._deal(rows, decks, random_dealers(self.seeds[rows], self.match_number[rows]))
+
+    def _new_matches(self, rows: np.ndarray) -> None:
+        for name in ("scores", "decided", "column_winner", "wins", "boxes", "match_winner"):
+            getattr(self.last_match, name)[rows] = getattr(self.sheets, name)[rows]
+        self.sheets.reset_rows(rows)
+        self.match_number[rows] += 1
+        self.hands_in_match[rows] = 0
 
     def _deal(self, rows: np.ndarray, decks: np.ndarray, dealers: np.ndarray) -> None:
         """Deal a new hand in ``rows`` from ``decks`` with the given dealers."""
@@ -287,14 +333,17 @@ class VectorGame:
         return mask
 
     # ------------------------------------------------------------------ step
-    def step(self, actions: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    def step(
+        self, actions: np.ndarray, active: np.ndarray | None = None
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """Apply one action per game for the player to move.
 
         Returns ``(rewards, info)``: rewards (B, 2) for both seats and (B,)
-        arrays describing the hands and matches this step ended.  An illegal
-        action raises ``ValueError`` and changes nothing.
+        arrays describing the hands and matches this step ended.  ``active``
+        (B,) bool, optional, steps only those games (the others' actions are
+        ignored).  An illegal action raises ``ValueError`` and changes nothing.
         """
-        acts = self._check_actions(actions)
+        acts = self._check_actions(actions, active)
         b = self.num_games
         player = self.current_player.astype(np.int64)
         rewards = np.zeros((b, 2), np.float32)
@@ -303,7 +352,7 @@ class VectorGame:
         drawn_stock = np.flatnonzero(acts == A.DRAW_STOCK)
         taken = np.flatnonzero(acts == A.TAKE_DISCARD)
         passed = np.flatnonzero(acts == A.PASS)
-        discarded = np.flatnonzero(acts < A.KNOCK)
+        discarded = np.flatnonzero((acts >= 0) & (acts < A.KNOCK))
         knocked = np.flatnonzero((acts >= A.KNOCK) & (acts < A.DRAW_STOCK))
         big = np.flatnonzero(acts == A.BIG_GIN)
 
@@ -353,7 +402,7 @@ class VectorGame:
         self._mask = None
         return rewards, info
 
-    def _check_actions(self, actions: Any) -> np.ndarray:
+    def _check_actions(self, actions: Any, active: Any = None) -> np.ndarray:
         acts = np.asarray(actions)
         if acts.shape != (self.num_games,):
             raise ValueError(
@@ -362,10 +411,18 @@ class VectorGame:
         if not np.issubdtype(acts.dtype, np.integer):
             raise ValueError(f"actions must be integers, got dtype {acts.dtype}")
         acts = acts.astype(np.int64)
+        if active is not None:
+            active = np.asarray(active)
+            if active.shape != (self.num_games,) or active.dtype != bool:
+                raise ValueError(f"active must be a ({self.num_games},) bool array")
+            acts = np.where(active, acts, -1)
         in_range = (acts >= 0) & (acts < A.NUM_ACTIONS)
+        if active is not None:
+            in_range |= ~active
         legal = in_range.copy()
         mask = self.legal_action_mask()
-        legal[in_range] = mask[np.flatnonzero(in_range), acts[in_range]] == 1
+        check = np.flatnonzero(in_range & (acts >= 0))
+        legal[check] = mask[check, acts[check]] == 1
         if not legal.all():
             i = int(np.flatnonzero(~legal)[0])
             a = int(acts[i])
@@ -401,8 +458,17 @@ class VectorGame:
             k_hand, d_hand = self.hands[g, p], self.hands[g, 1 - p]
             sd = showdown_unchecked(k_hand, d_hand, self.knock_limit[g], self.rules)
             seat = np.where(sd.winner == 0, p, 1 - p)
-            self._record(g, p, k_hand, d_hand, seat, sd.award, sd.gin, np.zeros(g.size, bool),
-                         (~sd.gin) & (sd.winner == 1))
+            self._record(
+                g,
+                p,
+                k_hand,
+                d_hand,
+                seat,
+                sd.award,
+                sd.gin,
+                np.zeros(g.size, bool),
+                (~sd.gin) & (sd.winner == 1),
+            )
             rec.knocker_meld_mask[g] = sd.knocker_meld_mask
             rec.knocker_set_mask[g] = sd.knocker_set_mask
             rec.defender_meld_mask[g] = sd.defender_meld_mask
@@ -418,8 +484,17 @@ class VectorGame:
             k_hand, d_hand = self.hands[g, p], self.hands[g, 1 - p]
             d_dead, d_sets, d_runs = arrange(d_hand)
             award = (self.rules.big_gin_bonus + d_dead).astype(np.int32)
-            self._record(g, p, k_hand, d_hand, p, award, np.ones(g.size, bool),
-                         np.ones(g.size, bool), np.zeros(g.size, bool))
+            self._record(
+                g,
+                p,
+                k_hand,
+                d_hand,
+                p,
+                award,
+                np.ones(g.size, bool),
+                np.ones(g.size, bool),
+                np.zeros(g.size, bool),
+            )
             rec.knocker_meld_mask[g] = k_hand
             rec.knocker_set_mask[g] = 0
             rec.defender_meld_mask[g] = d_sets | d_runs
@@ -430,10 +505,13 @@ class VectorGame:
             rows_parts.append(g)
             winner_parts.append(p)
             award_parts.append(award)
-        return (np.concatenate(rows_parts), np.concatenate(winner_parts).astype(np.int64),
-                np.concatenate(award_parts).astype(np.int64))
+        return (
+            np.concatenate(rows_parts),
+            np.concatenate(winner_parts).astype(np.int64),
+            np.concatenate(award_parts).astype(np.int64),
+        )
 
-    def _record(self, g, p, k_hand, d_hand, seat, award, gin, big, undercut) -> None:  # noqa: ANN001
+    def _record(self, g, p, k_hand, d_hand, seat, award, gin, big, undercut) -> None:
         rec = self.last_hand
         rec.knocker[g] = p
         rec.knocker_hand[g] = k_hand
@@ -491,14 +569,31 @@ class VectorGame:
                 info["match_over"][over] = True
                 info["match_winner"][over] = result.match_winner[result.match_over]
                 info["final_scores"][over] = self.sheets.scores[over]
-                self.sheets.reset_rows(over)
-                self.match_number[over] += 1
-                self.hands_in_match[over] = 0
                 over_pos = np.flatnonzero(result.match_over) + dead.size
-                next_dealer[over_pos] = random_dealers(self.seeds[over], self.match_number[over])
+                if self.autoreset:
+                    self._new_matches(over)
+                    next_dealer[over_pos] = random_dealers(
+                        self.seeds[over], self.match_number[over]
+                    )
+                else:
+                    for name in (
+                        "scores",
+                        "decided",
+                        "column_winner",
+                        "wins",
+                        "boxes",
+                        "match_winner",
+                    ):
+                        getattr(self.last_match, name)[over] = getattr(self.sheets, name)[over]
+                    self.phase[over] = A.PHASE_MATCH_OVER
+                    keep = np.ones(ended.size, bool)
+                    keep[over_pos] = False
+                    ended, next_dealer = ended[keep], next_dealer[keep]
+                    info["hand_over"][over] = True
         info["hand_over"][ended] = True
-        decks = shuffled_decks(self.seeds[ended], self.deal_number[ended])
-        self._deal(ended, decks, next_dealer)
+        if ended.size:
+            decks = shuffled_decks(self.seeds[ended], self.deal_number[ended])
+            self._deal(ended, decks, next_dealer)
 
     def _reward(self, rows: np.ndarray, seat: np.ndarray, result: Any, rewards: np.ndarray) -> None:
         mode = self.reward_mode
@@ -527,13 +622,32 @@ class VectorGame:
             if player not in (0, 1):
                 raise ValueError(f"player must be 0, 1 or None, got {player!r}")
             seats = np.full(self.num_games, player, np.int64)
-            action_mask = np.where((self.current_player == player)[:, None], mask, 0).astype(np.int8)
+            action_mask = np.where((self.current_player == player)[:, None], mask, 0).astype(
+                np.int8
+            )
         return {"observation": encode(self, seats), "action_mask": action_mask}
 
     # ------------------------------------------------------------------ state
-    _STATE = ("hands", "known", "deck", "stock_pos", "pile", "pile_size", "pile_mask", "phase",
-              "current_player", "dealer", "taken_card", "knock_limit", "discard_deadwood",
-              "big_gin_ready", "deal_number", "match_number", "hands_in_match", "seeds")
+    _STATE = (
+        "hands",
+        "known",
+        "deck",
+        "stock_pos",
+        "pile",
+        "pile_size",
+        "pile_mask",
+        "phase",
+        "current_player",
+        "dealer",
+        "taken_card",
+        "knock_limit",
+        "discard_deadwood",
+        "big_gin_ready",
+        "deal_number",
+        "match_number",
+        "hands_in_match",
+        "seeds",
+    )
 
     def state_dict(self) -> dict[str, np.ndarray]:
         """Copies of every state array (sheets included), for saving and comparison."""

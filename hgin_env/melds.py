@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import bitlanes as bl
-from .cards import CARD_VALUES, NUM_CARDS, unpack_masks
+from .cards import CARD_VALUES, NUM_CARDS
 
 #: Returned by :func:`deadwood_after_discard` for cards that are not held.
 SENTINEL = 1000
@@ -202,7 +202,7 @@ def deadwood_after_discard(masks: np.ndarray | int) -> np.ndarray:
     (the decision after a draw) but exact for any hand of at most 11 cards.
     """
     arr = _as_masks(masks)
-    return discard_table_unchecked(arr.reshape(-1)).reshape(arr.shape + (NUM_CARDS,))
+    return discard_table_unchecked(arr.reshape(-1)).reshape((*arr.shape, NUM_CARDS))
 
 
 def discard_table_unchecked(masks: np.ndarray) -> np.ndarray:

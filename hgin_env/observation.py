@@ -87,8 +87,14 @@ def encode(game: VectorGame, seats: np.ndarray) -> np.ndarray:
         show = discarding & (taken >= 0)
         forbidden[show] = np.uint64(1) << taken[show].astype(np.uint64)
     masks = np.stack(
-        [own, top_bit, game.pile_mask & ~top_bit, opp_known,
-         _FULL & ~(own | game.pile_mask | opp_known), forbidden],
+        [
+            own,
+            top_bit,
+            game.pile_mask & ~top_bit,
+            opp_known,
+            _FULL & ~(own | game.pile_mask | opp_known),
+            forbidden,
+        ],
         axis=1,
     )
     obs = np.zeros((b, OBS_DIM), np.float32)
@@ -96,7 +102,8 @@ def encode(game: VectorGame, seats: np.ndarray) -> np.ndarray:
     held = obs[:, _SPEC["hand"]] > 0
     dd = np.where(held & discarding[:, None], game.discard_deadwood / 100.0, 0.0)
     obs[:, _SPEC["deadwood_after_discard"]] = dd
-    obs[rows, _SPEC["phase"].start + game.phase.astype(np.int64)] = 1.0
+    live = game.phase < A.NUM_PHASES
+    obs[rows[live], _SPEC["phase"].start + game.phase[live].astype(np.int64)] = 1.0
     obs[:, _SPEC["to_move"].start] = to_move
     obs[:, _SPEC["is_dealer"].start] = game.dealer == seats
     obs[:, _SPEC["stock_size"].start] = game.stock_size / 31.0

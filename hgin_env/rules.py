@@ -141,8 +141,7 @@ def load_rules(name_or_path: str | Path | Rules | None = None) -> Rules:
         path = Path(text)
         if not path.is_file():
             raise ValueError(
-                f"unknown rules {text!r}: not a profile ({', '.join(PROFILES)}) "
-                "and not a TOML file"
+                f"unknown rules {text!r}: not a profile ({', '.join(PROFILES)}) and not a TOML file"
             )
     try:
         with path.open("rb") as handle:

@@ -157,8 +157,18 @@ def showdown_unchecked(
     n = knocker.shape[0]
     if n == 0:
         ints, masks = np.zeros(0, np.int32), np.zeros(0, _U64)
-        return ShowdownBatch(ints, ints, np.zeros(0, bool), np.zeros(0, np.int8), ints,
-                             masks, masks, masks, masks, masks)
+        return ShowdownBatch(
+            ints,
+            ints,
+            np.zeros(0, bool),
+            np.zeros(0, np.int8),
+            ints,
+            masks,
+            masks,
+            masks,
+            masks,
+            masks,
+        )
     k_lanes = bl.to_lanes(knocker)
     d_lanes = bl.to_lanes(defender)
 
@@ -215,7 +225,9 @@ def showdown_unchecked(
     award = np.where(
         gin,
         rules.gin_bonus + d_deadwood,
-        np.where(knock_wins, d_deadwood - k_deadwood, rules.undercut_bonus + k_deadwood - d_deadwood),
+        np.where(
+            knock_wins, d_deadwood - k_deadwood, rules.undercut_bonus + k_deadwood - d_deadwood
+        ),
     ).astype(np.int32)
     layoffs = chains[pair] | fourths[pair]
     return ShowdownBatch(
