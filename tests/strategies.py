@@ -12,7 +12,7 @@
 
 Example counts: property tests use ``FAST_EXAMPLES`` (150) by default;
 tests marked ``slow`` use ``SLOW_EXAMPLES`` = ``$HGIN_SLOW_EXAMPLES``
-(default 1000), so CI can run them short, e.g. ``HGIN_SLOW_EXAMPLES=50``.
+(default 300), so CI can run them short, e.g. ``HGIN_SLOW_EXAMPLES=50``.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from reference import (
 )
 
 FAST_EXAMPLES = 150
-SLOW_EXAMPLES = int(os.environ.get("HGIN_SLOW_EXAMPLES", "1000"))
+SLOW_EXAMPLES = int(os.environ.get("HGIN_SLOW_EXAMPLES", "300"))
 
 
 def fast_settings(n: int = FAST_EXAMPLES):
