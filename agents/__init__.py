@@ -1,0 +1,86 @@
+"""Agents: batched policies over B games (observation in, legal actions out).
+
+``make_agent(spec)`` builds one from a spec string:
+
+* ``random`` — uniformly random legal actions;
+* ``simple`` — the published simple player (:mod:`agents.simple`);
+* ``strong`` — our best hand-written player (:mod:`agents.strong`);
+  ``heuristic`` is an alias of ``strong``;
+* ``pretrained`` — the shipped checkpoint ``agents/pretrained/hgin_default.pt``;
+* ``ckpt:PATH`` — a checkpoint written by ``train.py``.
+
+The last two need :mod:`agents.torch_agent` (and PyTorch), imported only
+when asked for.  Every agent has ``name`` and ``act(obs, rng=None) ->
+int64 (B,)`` where ``obs`` is what ``VectorGame.observe()`` returns.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .base import Agent, sample_uniform_legal
+from .random_agent import RandomAgent
+from .simple import SimpleAgent
+from .strong import StrongAgent
+
+PRETRAINED_PATH = Path(__file__).resolve().parent / "pretrained" / "hgin_default.pt"
+AGENT_SPECS = ("random", "simple", "strong", "heuristic", "pretrained", "ckpt:PATH")
+ALIASES = {"heuristic": "strong"}
+
+
+def _load_torch(path: str | Path, spec: str) -> Agent:
+    try:
+        from .torch_agent import load_torch_agent
+    except ImportError as exc:  # the module or PyTorch is missing
+        raise ValueError(
+            f"agent spec {spec!r} needs agents.torch_agent.load_torch_agent (and PyTorch), "
+            f"which could not be imported: {exc}"
+        ) from exc
+    return load_torch_agent(path)
+
+
+def make_agent(spec: str | Agent, seed: int | None = None, rules: Any = None) -> Agent:
+    """An agent from a spec string (see the module docstring); agents pass through.
+
+    ``seed`` seeds the random agent's own generator (used when ``act`` gets
+    no ``rng``); ``rules`` (a :class:`~hgin_env.rules.Rules` or profile
+    name) tells the strong player the target and bonuses it plays the sheet
+    for (default ``friendly``).  Unknown specs raise ``ValueError`` listing
+    the valid ones.
+    """
+    if not isinstance(spec, str):
+        if hasattr(spec, "act"):
+            return spec
+        raise ValueError(f"agent spec must be a string or an agent, got {spec!r}")
+    text = spec.strip()
+    key = ALIASES.get(text.lower(), text.lower())
+    if key == "random":
+        return RandomAgent(seed)
+    if key == "simple":
+        return SimpleAgent()
+    if key == "strong":
+        agent = StrongAgent(rules=rules)
+        if text.lower() != key:
+            agent.name = text.lower()
+        return agent
+    if key == "pretrained":
+        return _load_torch(PRETRAINED_PATH, spec)
+    if text.lower().startswith("ckpt:"):
+        path = text[len("ckpt:") :]
+        if not path:
+            raise ValueError("agent spec 'ckpt:' needs a path, e.g. ckpt:runs/x/last.pt")
+        return _load_torch(path, spec)
+    raise ValueError(f"unknown agent spec {spec!r}; valid specs: {', '.join(AGENT_SPECS)}")
+
+
+__all__ = [
+    "AGENT_SPECS",
+    "PRETRAINED_PATH",
+    "Agent",
+    "RandomAgent",
+    "SimpleAgent",
+    "StrongAgent",
+    "make_agent",
+    "sample_uniform_legal",
+]

@@ -227,23 +227,24 @@ class VectorGame:
         Later deals are shuffled from the seed.
         """
         b = self.num_games
-        if seed is not None:
-            self.seeds = game_seeds(seed, b)
-        self.deal_number[:] = 0
-        self.match_number[:] = 0
-        self.sheets.reset_rows(self._all)
-        self.last_hand = HandRecord.empty(b)
-        if decks is None:
-            deck_arr = shuffled_decks(self.seeds, self.deal_number)
-        else:
-            deck_arr = _check_decks(decks, b)
+        # Validate everything before touching any state.
+        seeds = self.seeds if seed is None else game_seeds(seed, b)
+        deck_arr = None if decks is None else _check_decks(decks, b)
         if dealer is None:
-            dealers = random_dealers(self.seeds, self.match_number)
+            dealers = random_dealers(seeds, np.zeros(b, np.int64))
         else:
             dealers = np.asarray(dealer)
             if dealers.shape != (b,) or not np.isin(dealers, (0, 1)).all():
                 raise ValueError(f"dealer must be {b} values in {{0, 1}}, got {dealer!r}")
             dealers = dealers.astype(np.int8)
+        self.seeds = seeds
+        self.deal_number[:] = 0
+        self.match_number[:] = 0
+        self.sheets.reset_rows(self._all)
+        self.last_match.reset_rows(self._all)
+        self.last_hand = HandRecord.empty(b)
+        if deck_arr is None:
+            deck_arr = shuffled_decks(self.seeds, self.deal_number)
         self.hands_in_match[:] = 0
         self._deal(self._all, deck_arr, dealers)
 
@@ -256,16 +257,21 @@ class VectorGame:
             )
         if rows.size == 0:
             return
-        self._new_matches(rows)
+        self._new_matches(rows, keep_sheet=False)
         decks = shuffled_decks(self.seeds[rows], self.deal_number[rows])
         self._deal(rows, decks, random_dealers(self.seeds[rows], self.match_number[rows]))
 
-    def _new_matches(self, rows: np.ndarray) -> None:
-        for name in ("scores", "decided", "column_winner", "wins", "boxes", "match_winner"):
-            getattr(self.last_match, name)[rows] = getattr(self.sheets, name)[rows]
+    def _new_matches(self, rows: np.ndarray, keep_sheet: bool = True) -> None:
+        """Fresh sheets in ``rows``; ``keep_sheet`` copies the finished ones to ``last_match``."""
+        if keep_sheet:
+            self._keep_finished(rows)
         self.sheets.reset_rows(rows)
         self.match_number[rows] += 1
         self.hands_in_match[rows] = 0
+
+    def _keep_finished(self, rows: np.ndarray) -> None:
+        for name in ("scores", "decided", "column_winner", "wins", "boxes", "match_winner"):
+            getattr(self.last_match, name)[rows] = getattr(self.sheets, name)[rows]
 
     def _deal(self, rows: np.ndarray, decks: np.ndarray, dealers: np.ndarray) -> None:
         """Deal a new hand in ``rows`` from ``decks`` with the given dealers."""
@@ -302,9 +308,14 @@ class VectorGame:
 
     # ------------------------------------------------------------------ masks
     def legal_action_mask(self) -> np.ndarray:
-        """(B, 108) int8: 1 exactly for the legal actions of the player to move."""
+        """(B, 108) int8: 1 exactly for the legal actions of the player to move.
+
+        Read-only: the engine checks actions against this same array, so it
+        must not be changed by callers (copy it to edit).
+        """
         if self._mask is None:
             self._mask = self._compute_mask()
+            self._mask.flags.writeable = False
         return self._mask
 
     def _compute_mask(self) -> np.ndarray:
@@ -576,15 +587,7 @@ class VectorGame:
                         self.seeds[over], self.match_number[over]
                     )
                 else:
-                    for name in (
-                        "scores",
-                        "decided",
-                        "column_winner",
-                        "wins",
-                        "boxes",
-                        "match_winner",
-                    ):
-                        getattr(self.last_match, name)[over] = getattr(self.sheets, name)[over]
+                    self._keep_finished(over)
                     self.phase[over] = A.PHASE_MATCH_OVER
                     keep = np.ones(ended.size, bool)
                     keep[over_pos] = False

@@ -1,0 +1,377 @@
+"""Play agents against each other on one :class:`VectorGame`, vectorised.
+
+Two building blocks, reusable by the trainer's evaluation and by
+``evaluate.py``:
+
+* :func:`act_split` — given which agent moves in each game, call every
+  agent once on its subset of rows (``{"observation", "action_mask"}``
+  slices) and assemble one action per game, checking legality.
+* :class:`Arena` — plays exactly one full Hollywood match per game for two
+  agents, in parallel, and records per-match statistics
+  (:class:`MatchStats`).  With ``duplicate=True`` (the default) games come
+  in pairs that share a seed, agent A in seat 0 in one game of the pair and
+  in seat 1 in the other: the deal of hand *n* is a pure function of the
+  seed and *n*, and the first dealer of a match comes from the seed too, so
+  each agent is dealt exactly the cards (and faces the same upcard and
+  stock order) its opponent had in the twin game.  This holds for every
+  hand both matches reach: deal *n* is the same shuffle in both games, and
+  the seat that deals it agrees whenever the dealer sequence agrees —
+  always with ``next_dealer = alternate`` and ``dead_hand_dealer =
+  alternate`` (the ``friendly`` profile); when the winner deals
+  (``classic``, ``bonus``), a different hand winner can swap which seat
+  receives which half of the same shuffle.  Hands that one match plays
+  after its twin has ended have no counterpart.
+
+The engine starts a new match in a game as soon as its match ends; the
+arena stops counting that game at once (``active`` goes false) and, when
+enough games are finished, compacts the batch so finished games cost
+nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from hgin_env import actions as A
+from hgin_env.engine import VectorGame, game_seeds
+from hgin_env.rules import Rules, load_rules
+
+from .base import Agent
+
+#: Compact the batch once fewer than this fraction of its games are still playing.
+COMPACT_BELOW = 0.7
+
+
+def _seeds(seed: int | np.ndarray, count: int) -> np.ndarray:
+    arr = np.asarray(seed)
+    if arr.ndim == 0:
+        return game_seeds(int(arr), count)
+    if arr.shape != (count,):
+        raise ValueError(f"expected {count} seeds, got shape {arr.shape}")
+    return arr.astype(np.uint64)
+
+
+def match_seeds(seed: int, count: int) -> np.ndarray:
+    """The ``count`` deal seeds an :class:`Arena` seeded with ``seed`` uses (one per pair)."""
+    return game_seeds(int(seed), count)
+
+
+def filler_actions(mask: np.ndarray) -> np.ndarray:
+    """A cheap legal action per row (the lowest legal id), for games nobody plays."""
+    return np.argmax(np.asarray(mask) > 0, axis=1).astype(np.int64)
+
+
+def act_split(
+    agents: Sequence[Agent],
+    who: np.ndarray,
+    obs: dict[str, np.ndarray],
+    rng: np.random.Generator | None = None,
+    check: bool = True,
+) -> np.ndarray:
+    """One action per game: row ``i`` is played by ``agents[who[i]]``.
+
+    Each agent is called once, on the rows it plays (``who == k``); rows
+    with ``who == -1`` get :func:`filler_actions`.  With ``check`` an
+    illegal action raises ``ValueError`` naming the agent, the row and the
+    action.
+    """
+    who = np.asarray(who)
+    mask = obs["action_mask"]
+    actions = filler_actions(mask)
+    for k, agent in enumerate(agents):
+        rows = np.flatnonzero(who == k)
+        if rows.size == 0:
+            continue
+        sub = {key: value[rows] for key, value in obs.items()}
+        chosen = np.asarray(agent.act(sub, rng=rng), dtype=np.int64)
+        if chosen.shape != (rows.size,):
+            raise ValueError(
+                f"agent {getattr(agent, 'name', k)!r} returned shape {chosen.shape}, "
+                f"expected ({rows.size},)"
+            )
+        if check:
+            ok = (chosen >= 0) & (chosen < A.NUM_ACTIONS)
+            ok[ok] = mask[rows[ok], chosen[ok]] > 0
+            if not ok.all():
+                j = int(np.flatnonzero(~ok)[0])
+                raise ValueError(
+                    f"agent {getattr(agent, 'name', k)!r} chose illegal action "
+                    f"{int(chosen[j])} in game row {int(rows[j])}; legal: "
+                    f"{np.flatnonzero(mask[rows[j]]).tolist()}"
+                )
+        actions[rows] = chosen
+    return actions
+
+
+@dataclass
+class MatchStats:
+    """Per-match results of agent A against agent B (arrays of length N).
+
+    ``pair`` is the duplicate pair id (both games of a pair share it) and
+    ``a_seat`` the seat agent A held.  Hand counts cover the whole match:
+    ``hands`` dealt, ``dead`` hands, hands won, gins, undercuts (won as the
+    defender), knocks made, and awards won (``*_points``).
+    """
+
+    pair: np.ndarray
+    a_seat: np.ndarray
+    a_won: np.ndarray
+    a_columns: np.ndarray
+    b_columns: np.ndarray
+    hands: np.ndarray
+    dead: np.ndarray
+    a_hands: np.ndarray
+    b_hands: np.ndarray
+    a_gins: np.ndarray
+    b_gins: np.ndarray
+    a_undercuts: np.ndarray
+    b_undercuts: np.ndarray
+    a_knocks: np.ndarray
+    b_knocks: np.ndarray
+    a_points: np.ndarray
+    b_points: np.ndarray
+    steps: int = 0
+
+    @property
+    def num_matches(self) -> int:
+        return int(self.a_won.shape[0])
+
+    def swapped(self) -> MatchStats:
+        """The same results seen from agent B's side."""
+        out = {}
+        for f in fields(self):
+            name = f.name
+            if name.startswith("a_") and name != "a_seat" and name != "a_won":
+                out[name] = getattr(self, "b_" + name[2:])
+            elif name.startswith("b_"):
+                out[name] = getattr(self, "a_" + name[2:])
+            else:
+                out[name] = getattr(self, name)
+        out["a_seat"] = 1 - self.a_seat
+        out["a_won"] = ~self.a_won
+        return MatchStats(**out)
+
+    def concat(self, other: MatchStats) -> MatchStats:
+        out = {}
+        offset = int(self.pair.max()) + 1 if self.pair.size else 0
+        for f in fields(self):
+            if f.name == "steps":
+                out["steps"] = self.steps + other.steps
+            elif f.name == "pair":
+                out["pair"] = np.concatenate([self.pair, other.pair + offset])
+            else:
+                out[f.name] = np.concatenate([getattr(self, f.name), getattr(other, f.name)])
+        return MatchStats(**out)
+
+
+_PER_SEAT = ("hands_won", "gins", "undercuts", "knocks", "points", "columns")
+
+
+class Arena:
+    """``num_matches`` full matches of agent A against agent B, all at once.
+
+    ``seed`` fixes the deals (and, unless ``rng`` is given, the agents'
+    random choices): an int, or an array of per-pair seeds (per-match seeds
+    without ``duplicate``) as :func:`match_seeds` makes.  With
+    ``duplicate`` the number of matches is rounded up to an even number and
+    games ``2i`` and ``2i + 1`` replay the same deals with the seats swapped
+    (see the module docstring).  ``game_ids`` maps the current rows of
+    ``game`` to match indices (it shrinks when finished games are compacted
+    away).
+    """
+
+    def __init__(
+        self,
+        agent_a: Agent,
+        agent_b: Agent,
+        num_matches: int,
+        rules: Rules | str | None = None,
+        seed: int | np.ndarray = 0,
+        duplicate: bool = True,
+        rng: np.random.Generator | None = None,
+        compact: bool = True,
+        check: bool = True,
+    ) -> None:
+        if num_matches < 1:
+            raise ValueError(f"num_matches must be >= 1, got {num_matches}")
+        self.agents = (agent_a, agent_b)
+        self.rules = load_rules(rules)
+        self.duplicate = duplicate
+        if duplicate:
+            pairs = (num_matches + 1) // 2
+            n = 2 * pairs
+            seeds = np.repeat(_seeds(seed, pairs), 2)
+            pair = np.repeat(np.arange(pairs), 2)
+            a_seat = np.tile(np.array([0, 1], np.int64), pairs)
+        else:
+            n = num_matches
+            seeds = _seeds(seed, n)
+            pair = np.arange(n)
+            a_seat = np.arange(n, dtype=np.int64) % 2
+        self.num_matches = n
+        self.pair = pair
+        self.a_seat = a_seat
+        # seating[i, seat] = index of the agent (0 = A, 1 = B) in that seat of match i.
+        self.seating = np.stack([a_seat, 1 - a_seat], axis=1)
+        if rng is None:
+            entropy = [int(x) for x in np.atleast_1d(np.asarray(seed, dtype=np.uint64))[:4]]
+            rng = np.random.default_rng(np.random.SeedSequence([*entropy, 0x5EA7]))
+        self.rng = rng
+        self.compact = compact
+        self.check = check
+        self.game = VectorGame(n, self.rules, seed=seeds)
+        self.game_ids = np.arange(n)
+        self.active = np.ones(n, bool)  # per match
+        self.steps = 0
+        self._seat = {name: np.zeros((n, 2), np.int64) for name in _PER_SEAT}
+        self.hands = np.zeros(n, np.int64)
+        self.dead = np.zeros(n, np.int64)
+        self.winner_seat = np.full(n, -1, np.int64)
+
+    @property
+    def finished(self) -> int:
+        return int((~self.active).sum())
+
+    def step(self) -> None:
+        """One action in every game; record whatever hands and matches it ended."""
+        game = self.game
+        ids = self.game_ids
+        live = self.active[ids]
+        obs = game.observe()
+        cur = game.current_player.astype(np.int64)
+        who = np.where(live, self.seating[ids, cur], -1)
+        actions = act_split(self.agents, who, obs, self.rng, check=self.check)
+        _, info = game.step(actions)
+        self.steps += 1
+        self._record(info, ids, live)
+        if self.compact and self.active[ids].mean() < COMPACT_BELOW and self.active.any():
+            self._compact()
+
+    def _record(self, info: dict[str, np.ndarray], ids: np.ndarray, live: np.ndarray) -> None:
+        ended = np.flatnonzero(info["hand_over"] & live)
+        if ended.size == 0:
+            return
+        m = ids[ended]
+        self.hands[m] += 1
+        dead = info["dead_hand"][ended]
+        self.dead[m] += dead
+        won = ~dead
+        w_rows, w_ids = ended[won], m[won]
+        seat = info["hand_winner"][w_rows].astype(np.int64)
+        s = self._seat
+        np.add.at(s["hands_won"], (w_ids, seat), 1)
+        np.add.at(s["points"], (w_ids, seat), info["award"][w_rows])
+        np.add.at(s["gins"], (w_ids, seat), info["gin"][w_rows])
+        np.add.at(s["undercuts"], (w_ids, seat), info["undercut"][w_rows])
+        knocker = info["knocker"][w_rows].astype(np.int64)
+        np.add.at(s["knocks"], (w_ids, knocker), 1)
+        over = np.flatnonzero(info["match_over"] & live)
+        if over.size:
+            mo = ids[over]
+            self.winner_seat[mo] = info["match_winner"][over]
+            final = info["final_scores"][over]  # (k, 2, C)
+            s["columns"][mo] = (final >= self.rules.target).sum(axis=2)
+            self.active[mo] = False
+
+    def _compact(self) -> None:
+        keep = np.flatnonzero(self.active[self.game_ids])
+        state = self.game.state_dict()
+        game = VectorGame(keep.size, self.rules, seed=state["seeds"][keep])
+        game.load_state_dict({key: value[keep] for key, value in state.items()})
+        self.game = game
+        self.game_ids = self.game_ids[keep]
+
+    def run(
+        self,
+        progress: Callable[[int], None] | None = None,
+        max_steps: int = 200_000,
+    ) -> MatchStats:
+        """Play until every match is over; ``progress(finished)`` after each step."""
+        last = -1
+        while self.active.any():
+            if self.steps >= max_steps:
+                raise RuntimeError(f"matches still running after {max_steps} steps")
+            self.step()
+            if progress is not None and self.finished != last:
+                last = self.finished
+                progress(last)
+        return self.stats()
+
+    def stats(self) -> MatchStats:
+        """Results so far (of finished matches only), from agent A's side."""
+        done = ~self.active
+        a = self.a_seat[done]
+        b = 1 - a
+        rows = np.flatnonzero(done)
+        s = self._seat
+
+        def by(seat: np.ndarray, name: str) -> np.ndarray:
+            return s[name][rows, seat]
+
+        return MatchStats(
+            pair=self.pair[done],
+            a_seat=a,
+            a_won=self.winner_seat[done] == a,
+            a_columns=by(a, "columns"),
+            b_columns=by(b, "columns"),
+            hands=self.hands[done],
+            dead=self.dead[done],
+            a_hands=by(a, "hands_won"),
+            b_hands=by(b, "hands_won"),
+            a_gins=by(a, "gins"),
+            b_gins=by(b, "gins"),
+            a_undercuts=by(a, "undercuts"),
+            b_undercuts=by(b, "undercuts"),
+            a_knocks=by(a, "knocks"),
+            b_knocks=by(b, "knocks"),
+            a_points=by(a, "points"),
+            b_points=by(b, "points"),
+            steps=self.steps,
+        )
+
+
+def play_matches(
+    agent_a: Agent,
+    agent_b: Agent,
+    num_matches: int,
+    rules: Rules | str | None = None,
+    seed: int = 0,
+    duplicate: bool = True,
+    progress: Callable[[int], None] | None = None,
+    batch_size: int | None = None,
+) -> MatchStats:
+    """Play ``num_matches`` matches of A against B and return :class:`MatchStats`.
+
+    ``batch_size`` caps how many matches run at once (memory); the deals do
+    not depend on it (batches take consecutive slices of the same seeds).
+    """
+    if batch_size is None or batch_size >= num_matches:
+        return Arena(agent_a, agent_b, num_matches, rules, seed, duplicate).run(progress)
+    unit = 2 if duplicate else 1
+    batch_size = max(unit, batch_size - batch_size % unit)
+    units = -(-num_matches // unit)
+    seeds = match_seeds(seed, units)
+    per = batch_size // unit
+    total: MatchStats | None = None
+    done_before = 0
+    for index, start in enumerate(range(0, units, per)):
+        chunk = seeds[start : start + per]
+        rng = np.random.default_rng(np.random.SeedSequence([int(seed), index, 0x5EA7]))
+        cb = None
+        if progress is not None:
+
+            def cb(k: int, offset: int = done_before) -> None:
+                progress(offset + k)
+
+        arena = Arena(agent_a, agent_b, chunk.size * unit, rules, chunk, duplicate, rng=rng)
+        stats = arena.run(cb)
+        done_before += stats.num_matches
+        total = stats if total is None else total.concat(stats)
+    assert total is not None
+    return total
+
+
+__all__ = ["Arena", "MatchStats", "act_split", "filler_actions", "match_seeds", "play_matches"]

@@ -1,0 +1,232 @@
+"""Torch policies as agents, and the checkpoint format they load from.
+
+A checkpoint is one ``torch.save`` file holding only tensors and plain
+Python values, so it loads with ``torch.load(..., weights_only=True)`` (no
+code runs on load).  Its top level::
+
+    {"format": "hgin-torch-agent", "version": 1,
+     "obs_dim": 398, "num_actions": 108,
+     "arch": {...},            # PolicyValueNet.from_arch
+     "model": state_dict,      # the network's tensors
+     "config": {...},          # the training config that made it
+     "meta": {...},            # updates, env steps, evaluation results, ...
+     "trainer": {...}}         # optional: optimiser, RNG, engine state (resume)
+
+Files are written atomically (a temporary file in the same folder, fsync,
+then rename), so a run killed mid-save leaves the previous checkpoint whole.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from hgin_env.actions import NUM_ACTIONS
+from hgin_env.observation import OBS_DIM
+
+from .model import PolicyValueNet, sample_masked
+
+FORMAT = "hgin-torch-agent"
+VERSION = 1
+PRETRAINED_PATH = Path(__file__).resolve().parent / "pretrained" / "hgin_default.pt"
+
+
+class CheckpointError(ValueError):
+    """A file that is not a usable hgin agent checkpoint."""
+
+
+# --------------------------------------------------------------------------- agent
+
+
+class TorchAgent:
+    """A :class:`PolicyValueNet` acting on batches of observations.
+
+    ``greedy=True`` plays the most likely legal action; otherwise it samples
+    from the masked policy, from ``rng`` when one is given (reproducible) or
+    from the agent's own seeded generator.
+    """
+
+    def __init__(
+        self,
+        model: PolicyValueNet,
+        greedy: bool = True,
+        device: str | torch.device = "cpu",
+        name: str = "torch",
+        seed: int | None = None,
+    ) -> None:
+        self.device = torch.device(device)
+        self.model = model.to(self.device).eval()
+        self.greedy = greedy
+        self.name = name
+        self._rng = np.random.default_rng(seed)
+        self.meta: dict[str, Any] = {}
+
+    def policy(self, obs: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """Action probabilities (B, 108) (zero on illegal actions) and values (B,)."""
+        x, m = self._tensors(obs)
+        with torch.inference_mode():
+            logits, value = self.model(x)
+            probs = torch.softmax(logits.masked_fill(m == 0, -1e9), dim=-1)
+        return probs.cpu().numpy(), value.cpu().numpy()
+
+    def act(self, obs: dict[str, np.ndarray], rng: np.random.Generator | None = None) -> np.ndarray:
+        mask = np.asarray(obs["action_mask"])
+        if mask.shape[0] == 0:
+            return np.zeros(0, np.int64)
+        empty = ~mask.any(axis=1)
+        if empty.any():
+            row = int(np.flatnonzero(empty)[0])
+            raise ValueError(f"game {row} has no legal action (all-zero action mask)")
+        x, m = self._tensors(obs)
+        gen = None
+        if not self.greedy:
+            source = rng if rng is not None else self._rng
+            gen = torch.Generator(device=self.device)
+            gen.manual_seed(int(source.integers(0, 2**63 - 1)))
+        with torch.inference_mode():
+            logits, _ = self.model(x)
+            action, _ = sample_masked(logits, m, gen, greedy=self.greedy)
+        out = action.cpu().numpy().astype(np.int64)
+        if not mask[np.arange(out.size), out].all():  # pragma: no cover - guarded by masking
+            raise RuntimeError("TorchAgent produced an illegal action")
+        return out
+
+    def _tensors(self, obs: dict[str, np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
+        x = torch.from_numpy(self.model.featurize(obs["observation"])).to(self.device)
+        m = torch.as_tensor(np.asarray(obs["action_mask"]), device=self.device)
+        return x, m
+
+
+# --------------------------------------------------------------------------- files
+
+
+def atomic_save(obj: Any, path: str | Path) -> Path:
+    """``torch.save`` to ``path`` through a temporary file and an atomic rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(obj, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def make_checkpoint(
+    model: PolicyValueNet,
+    config: dict | None = None,
+    meta: dict | None = None,
+    trainer: dict | None = None,
+) -> dict[str, Any]:
+    ckpt: dict[str, Any] = {
+        "format": FORMAT,
+        "version": VERSION,
+        "obs_dim": model.obs_dim,
+        "num_actions": model.num_actions,
+        "arch": model.arch(),
+        "model": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
+        "config": config or {},
+        "meta": meta or {},
+    }
+    if trainer is not None:
+        ckpt["trainer"] = trainer
+    return ckpt
+
+
+def save_agent(path: str | Path, model: PolicyValueNet, config: dict | None = None,
+               meta: dict | None = None) -> Path:
+    """A model-only checkpoint (what ``make_agent("ckpt:PATH")`` loads)."""
+    return atomic_save(make_checkpoint(model, config, meta), path)
+
+
+def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
+    """Read and check a checkpoint; raise :class:`CheckpointError` saying what is wrong."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"checkpoint not found: {path}")
+    try:
+        ckpt = torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as exc:  # any failure to unpickle means "not ours"
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CheckpointError(
+            f"{path}: not a readable hgin checkpoint (torch.load with weights_only=True "
+            f"failed: {type(exc).__name__}: {msg[:300]})"
+        ) from exc
+    if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
+        tag = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
+        raise CheckpointError(
+            f"{path}: not a hgin agent checkpoint (format tag {tag!r}, expected {FORMAT!r})"
+        )
+    version = ckpt.get("version")
+    if not isinstance(version, int) or version < 1 or version > VERSION:
+        raise CheckpointError(
+            f"{path}: checkpoint format version {version!r} is not supported "
+            f"(this hgin reads versions 1..{VERSION})"
+        )
+    for key, want in (("obs_dim", OBS_DIM), ("num_actions", NUM_ACTIONS)):
+        if ckpt.get(key) != want:
+            raise CheckpointError(
+                f"{path}: checkpoint has {key}={ckpt.get(key)!r} but this engine uses {want}; "
+                "it was trained for a different observation/action layout"
+            )
+    for key in ("arch", "model"):
+        if not isinstance(ckpt.get(key), dict):
+            raise CheckpointError(f"{path}: checkpoint lacks its {key!r} table")
+    return ckpt
+
+
+def model_from_checkpoint(ckpt: dict[str, Any], path: str | Path = "checkpoint") -> PolicyValueNet:
+    try:
+        model = PolicyValueNet.from_arch(ckpt["arch"])
+        model.load_state_dict(ckpt["model"])
+    except (TypeError, ValueError, RuntimeError, KeyError) as exc:
+        raise CheckpointError(
+            f"{path}: the network does not match its architecture: {exc}") from exc
+    return model
+
+
+def load_torch_agent(
+    path: str | Path, device: str | torch.device = "cpu", greedy: bool = True,
+    name: str | None = None,
+) -> TorchAgent:
+    """A :class:`TorchAgent` from a checkpoint file (model-only or a full training one)."""
+    ckpt = load_checkpoint(path, map_location=device)
+    agent = TorchAgent(model_from_checkpoint(ckpt, path), greedy=greedy, device=device,
+                       name=name or f"ckpt:{path}")
+    agent.meta = dict(ckpt.get("meta", {}))
+    return agent
+
+
+# --------------------------------------------------------------------------- numpy <-> tensors
+
+
+def pack_array(arr: np.ndarray) -> dict[str, Any]:
+    """A numpy array as a weights-only-safe value (uint64 travels as int64 bits)."""
+    arr = np.ascontiguousarray(arr)
+    if arr.dtype == np.uint64:
+        data = torch.from_numpy(arr.view(np.int64).copy())
+    else:
+        data = torch.from_numpy(arr.copy())
+    return {"dtype": arr.dtype.str, "data": data}
+
+
+def unpack_array(packed: dict[str, Any]) -> np.ndarray:
+    dtype = np.dtype(packed["dtype"])
+    data = packed["data"].cpu().numpy()
+    return data.view(np.uint64) if dtype == np.uint64 else data.astype(dtype, copy=False)
+
+
+__all__ = ["FORMAT", "PRETRAINED_PATH", "VERSION", "CheckpointError", "TorchAgent",
+           "atomic_save", "load_checkpoint", "load_torch_agent", "make_checkpoint",
+           "model_from_checkpoint", "pack_array", "save_agent", "unpack_array"]

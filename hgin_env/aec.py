@@ -1,0 +1,758 @@
+"""
+# Hollywood Gin Rummy
+
+| Import             | `import hgin_env; env = hgin_env.env()`                     |
+|--------------------|-------------------------------------------------------------|
+| Actions            | Discrete                                                    |
+| Parallel API       | No                                                          |
+| Manual Control     | Yes: `python -m hgin_env.play`                              |
+| Agents             | `agents = ['player_0', 'player_1']`                         |
+| Agents             | 2                                                           |
+| Action Shape       | Discrete(108)                                               |
+| Action Values      | [0, 107]                                                    |
+| Observation Shape  | (398,)                                                      |
+| Observation Values | [0, 1] for cards and flags; scores ÷ target (see below)     |
+
+Two-player gin rummy scored the Hollywood way: three games ("columns") are
+played side by side on one score sheet, a player's first hand win is posted
+in column I, the second in I and II, the third and later in all three, and a
+column is won by the first player to reach the target (100) in it.  One
+episode is one whole Hollywood **match**: it ends when every column is
+decided, and the player who won more columns wins the match.  The complete
+rules, the switches and the three rule profiles (`friendly`, `classic`,
+`bonus`) are in `RULES.md`.
+
+This environment replaces the RLCard-based `gin_rummy_v4` that PettingZoo
+dropped in 1.27, which played a single hand with made-up rewards.  It runs on
+`hgin_env.single.SingleGame`, the one-game fast path of the project's
+vectorised engine (`hgin_env.engine.VectorGame`): it plays exactly like
+`VectorGame(1)` (tested step by step) and calls the engine's own showdown and
+scoring code, so it shares every rule, the observation encoding and the
+action ids with the batched trainer and the Gymnasium wrappers
+(`hgin_env.gym_env`).
+
+```python
+import hgin_env
+
+env = hgin_env.env(rules="friendly", reward="columns", render_mode="ansi")
+env.reset(seed=42)
+for agent in env.agent_iter():
+    observation, reward, termination, truncation, info = env.last()
+    if termination or truncation:
+        action = None
+    else:
+        mask = observation["action_mask"]
+        action = env.action_space(agent).sample(mask)  # insert your policy here
+    env.step(action)
+env.close()
+```
+
+### Arguments
+
+``` python
+hgin_env.env(rules="friendly", reward="columns", render_mode=None, strict=False)
+```
+
+`rules`: a profile name (`friendly`, `classic`, `bonus`), a path to a rules
+TOML file, or a `hgin_env.rules.Rules` object.
+
+`reward`: `match`, `columns` or `points` (see Rewards).
+
+`render_mode`: `None`, `"ansi"` (``render()`` returns the table as text) or
+`"human"` (prints it after every step, in colour on a colour terminal).
+
+`strict`: if `True`, an illegal action raises `ValueError` (naming the agent,
+the action and the legal actions) instead of ending the match.
+
+### Observation Space
+
+The observation is a dictionary with an `observation` element, the usual RL
+observation described below, and an `action_mask` holding the legal moves.
+
+`observation` is a float32 vector of 398 values from the point of view of
+the agent observing: it holds only what that player may know (its own hand,
+the discard pile, the cards the opponent took from the pile and still holds,
+the public score sheet), never the opponent's other cards or the stock order.
+Card planes are indexed by card id `suit * 13 + rank` (rank 0 = ace …
+12 = king; suits ♣ ♦ ♥ ♠ = 0 … 3).
+
+| Slice   | Name                     | Meaning |
+|---------|--------------------------|--------------------|
+| 0-51    | `hand`                   | 1 for each card in the agent's hand |
+| 52-103  | `top_discard`            | the card on top of the discard pile |
+| 104-155 | `pile_below_top`         | the rest of the discard pile |
+| 156-207 | `opponent_known`         | cards the opponent took from the pile and still holds |
+| 208-259 | `unseen`                 | cards in none of the above nor the agent's hand |
+| 260-311 | `forbidden_discard`      | the card taken from the pile this turn |
+| 312-363 | `deadwood_after_discard` | when discarding: deadwood left per discard ÷ 100 |
+| 364-368 | `phase`                  | one-hot phase of the turn (`hgin_env.actions.PHASE_NAMES`) |
+| 369     | `to_move`                | 1 when it is this agent's turn |
+| 370     | `is_dealer`              | 1 when this agent dealt the hand |
+| 371     | `stock_size`             | cards in the stock ÷ 31 |
+| 372     | `knock_limit`            | this hand's knock limit ÷ 10 (0: gin only) |
+| 373     | `deadwood`               | the agent's current minimum deadwood ÷ 100 |
+| 374-376 | `column_exists`          | 1 for each column of the sheet (1 or 3) |
+| 377-379 | `own_score`              | own score per column ÷ target |
+| 380-382 | `opponent_score`         | opponent's score per column ÷ target |
+| 383-385 | `column_decided`         | 1 for each decided column |
+| 386-388 | `column_won`             | 1 for each column this agent won |
+| 389-391 | `column_lost`            | 1 for each column the opponent won |
+| 392-394 | `open_to_me`             | 1 for each column this agent's hand wins opened |
+| 395-397 | `open_to_opponent`       | the same for the opponent |
+
+`hgin_env.observation.observation_spec()` returns these slices by name.
+
+#### Legal Actions Mask
+
+The legal moves of the agent to move are the 1 entries of `action_mask`
+(int8, 108).  The mask is all zeros for the agent whose turn it is not.  Once
+the match is over (termination), the observation shows the final position
+(the hands as shown down after the last knock, its discard on the pile, no
+phase flag set) with the final score sheet, and the mask has the single
+entry 106 set, a placeholder so that a mask is never empty (masked maxima and
+softmaxes stay finite); a terminated agent must step with `None`.
+
+Taking an illegal action ends the match: the offending agent gets reward -1
+and the other 0, both are terminated, and both infos carry an
+`illegal_move` entry (agent, action, its meaning, the legal actions) and
+`match_winner`.  With `strict=True` an illegal action raises `ValueError`
+instead, leaving the game unchanged.
+
+### Action Space
+
+| Action ID | Action                                                        |
+|-----------|---------------------------------------------------------------|
+| 0-51      | discard card `id`                                             |
+| 52-103    | knock (gin when deadwood is 0), discarding card `id − 52` face down |
+| 104       | draw from the stock                                           |
+| 105       | take the top of the discard pile (also: accept the upcard)    |
+| 106       | pass (decline the upcard offer)                               |
+| 107       | big gin (only with the `big_gin` switch)                      |
+
+`action_space(agent)` is a `gymnasium.spaces.Discrete(108)` whose
+`sample(mask)` is a fast uniform draw among the legal ids (same checks on
+the mask as Gymnasium's, its own random stream from the space's seed).
+
+A turn is two actions by the same agent (draw, then discard or knock), so
+agents do not simply alternate: always read `env.agent_selection`.
+
+### Rewards
+
+Rewards are zero-sum in every mode and are given for both agents on the step
+that earns them (AEC style: `last()` returns what an agent earned since its
+previous action).
+
+| `reward`            | When                   | Winner              | Loser    |
+|---------------------|------------------------|---------------------|----------|
+| `match`             | match end              | +1                  | −1       |
+| `columns` (default) | each column decided    | +1/C                | −1/C     |
+| `points`            | each hand posted       | + posted points ÷ (target · C) | − the same |
+
+`C` is the number of columns (3, or 1 in single-game sheets).  In `columns`
+mode the sum over a match is (columns won − columns lost) / C.  Dead hands
+and hand wins posted nowhere give no reward.  An illegal move gives −1 to the
+offender and 0 to the other agent.
+
+`infos` is `{}` except after a step that finished a hand, when both agents'
+infos hold `hand_over`, `dead_hand`, `hand_winner`, `knocker` (agent names
+or `None`), `award`, `gin`, `big_gin`, `undercut`, `knocker_deadwood`,
+`defender_deadwood`, and, when it finished the match, `match_over`,
+`match_winner` and `final_scores` (per player, per column).
+
+### Version History
+
+* v0: Initial release: full Hollywood matches on the vectorised engine,
+  three rule profiles, three reward modes, text rendering (hgin 0.1.0).
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium import logger, spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+from pettingzoo.utils.env_logger import EnvLogger
+from pettingzoo.utils.wrappers import OrderEnforcingWrapper
+from pettingzoo.utils.wrappers.base import BaseWrapper
+
+from . import actions as A
+from .engine import REWARD_MODES
+from .hollywood import Sheet
+from .observation import OBS_DIM, observation_spec
+from .rules import Rules, load_rules
+from .single import SingleGame, SingleGameArrays, mask_bytes
+
+__all__ = [
+    "AGENTS",
+    "TERMINAL_MASK_ACTION",
+    "HollywoodWrapper",
+    "IllegalMoveWrapper",
+    "MaskedDiscrete",
+    "env",
+    "observation_bounds",
+    "raw_env",
+]
+
+AGENTS = ("player_0", "player_1")
+#: The single entry set in a terminated agent's action mask (see the docs above).
+TERMINAL_MASK_ACTION = A.PASS
+_HAND_KEYS = ("dead_hand", "award", "gin", "big_gin", "undercut",
+              "knocker_deadwood", "defender_deadwood")
+_TERMINAL_MASK = mask_bytes(1 << TERMINAL_MASK_ACTION)
+_ZERO_MASK = bytes(A.NUM_ACTIONS)
+_INT64 = np.int64
+
+
+def env(
+    rules: str | Rules = "friendly",
+    reward: str = "columns",
+    render_mode: str | None = None,
+    strict: bool = False,
+) -> AECEnv:
+    """The wrapped AEC environment (see the module docs).
+
+    Without ``strict`` an illegal action ends the match with -1 for the
+    offender (PettingZoo's classic behaviour) and an out-of-space action fails
+    the ``AssertOutOfBoundsWrapper`` check; with ``strict`` both raise
+    ``ValueError`` naming the action.  The three behaviours (order
+    enforcement, the out-of-space check, illegal moves) live in one
+    :class:`HollywoodWrapper` layer.
+    """
+    aec = raw_env(rules=rules, reward=reward, render_mode=render_mode)
+    return HollywoodWrapper(aec, strict=strict, illegal_reward=-1.0)
+
+
+def observation_bounds(rules: Rules) -> tuple[np.ndarray, np.ndarray]:
+    """Per-entry (low, high) of the observation vector under ``rules``.
+
+    Every entry is at least 0.  Cards and flags are at most 1; an 11-card
+    hand's deadwood can reach 106 (÷ 100); a column score stops rising once
+    it reaches the target, so it is below target + the largest award.
+    """
+    spec = observation_spec()
+    low = np.zeros(OBS_DIM, np.float32)
+    high = np.ones(OBS_DIM, np.float32)
+    high[spec["deadwood"]] = 1.1
+    # Largest award: gin (or big gin) bonus + a 10-card defender deadwood (at most 98).
+    biggest = max(rules.gin_bonus, rules.big_gin_bonus if rules.big_gin else 0) + 100
+    biggest = max(biggest, rules.undercut_bonus + 10)
+    score_high = (rules.target - 1 + biggest) / rules.target
+    high[spec["own_score"]] = score_high
+    high[spec["opponent_score"]] = score_high
+    return low, high
+
+
+class MaskedDiscrete(spaces.Discrete):
+    """``Discrete(n)`` with a fast ``sample(mask)``.
+
+    Gymnasium's masked sample costs tens of microseconds (several numpy calls
+    and ``Generator.choice``), more than a whole environment step here.  This
+    one checks the mask the same way (an int8 array of shape (n,) holding only
+    0 and 1; anything else goes to Gymnasium's own checks) and draws uniformly
+    among the 1 entries, from uniforms drawn in blocks from ``self.np_random``;
+    so it is reproducible under ``seed()``, but it is not the same stream as
+    ``Discrete.sample``.  Returns ``start`` when no entry is set, as Gymnasium does.
+    """
+
+    _BLOCK = 256
+    _INT8 = np.dtype(np.int8)
+
+    def __init__(self, n: int, seed: int | np.random.Generator | None = None) -> None:
+        super().__init__(n, seed=seed)
+        self._uniforms: list[float] = []
+        self._source: np.random.Generator | None = None
+        self._shape = (int(n),)
+        self._values = [self.start + self.dtype.type(i) for i in range(int(n))]
+
+    def seed(self, seed: int | None = None) -> Any:
+        self._uniforms = []
+        return super().seed(seed)
+
+    def sample(self, mask: Any = None, probability: Any = None) -> np.int64:
+        if (probability is not None or type(mask) is not np.ndarray
+                or mask.dtype is not self._INT8 or mask.shape != self._shape):
+            return super().sample(mask, probability)
+        flags = mask.tobytes()
+        count = flags.count(1)
+        if count + flags.count(0) != len(flags):
+            return super().sample(mask)  # values other than 0/1: Gymnasium's assertion
+        if not count:
+            return self.start
+        uniforms = self._uniforms
+        rng = self._np_random
+        if rng is None:
+            rng = self.np_random
+        if not uniforms or self._source is not rng:
+            uniforms = self._uniforms = rng.random(self._BLOCK).tolist()
+            self._source = rng
+        k = int(uniforms.pop() * count)
+        pos = flags.index(1)
+        for _ in range(k):
+            pos = flags.index(1, pos + 1)
+        return self._values[pos]
+
+
+class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
+    """The unwrapped AEC environment over one :class:`~hgin_env.single.SingleGame`.
+
+    An illegal action raises ``ValueError``; :func:`env` adds PettingZoo's
+    standard handling.  Extra ``reset`` options: ``{"deck": 52 card ids,
+    "dealer": 0 or 1}`` fix the first deal (see ``VectorGame.reset``).
+    ``single`` is the game; ``game`` the same game in the ``VectorGame`` array
+    layout (a live view, for display and tests).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["human", "ansi"],
+        "name": "hollywood_gin_v0",
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
+
+    def __init__(
+        self,
+        rules: str | Rules = "friendly",
+        reward: str = "columns",
+        render_mode: str | None = None,
+    ) -> None:
+        EzPickle.__init__(self, rules=rules, reward=reward, render_mode=render_mode)
+        super().__init__()
+        if reward not in REWARD_MODES:
+            raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be None or one of {self.metadata['render_modes']}, "
+                f"got {render_mode!r}"
+            )
+        self.rules = load_rules(rules)
+        self.reward_mode = reward
+        self.render_mode = render_mode
+        self.single = SingleGame(self.rules, seed=0, reward=reward, autoreset=False)
+        self.possible_agents = list(AGENTS)
+        self.agents = self.possible_agents[:]
+        self._seat_of = {name: i for i, name in enumerate(AGENTS)}
+        low, high = observation_bounds(self.rules)
+        self.observation_spaces = {
+            name: spaces.Dict({
+                "observation": spaces.Box(low=low, high=high, shape=(OBS_DIM,), dtype=np.float32),
+                "action_mask": spaces.Box(low=0, high=1, shape=(A.NUM_ACTIONS,), dtype=np.int8),
+            })
+            for name in AGENTS
+        }
+        self.action_spaces = {name: MaskedDiscrete(A.NUM_ACTIONS) for name in AGENTS}
+        self._seed_rng: np.random.Generator | None = None
+        self._over = False
+        self._quiet_infos = True
+        self.forfeit: dict[str, Any] | None = None
+        self.hands_played = 0
+        self.steps = 0
+        self.last_move: tuple[int, int, int] | None = None
+        self.last_hand_step = -1
+        self._knock_discard = -1
+        self.rewards = dict.fromkeys(AGENTS, 0.0)
+        self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
+        self.terminations = dict.fromkeys(AGENTS, False)
+        self.truncations = dict.fromkeys(AGENTS, False)
+        self.infos: dict[str, dict[str, Any]] = {name: {} for name in AGENTS}
+        self.agent_selection = AGENTS[self.single.current_player]
+
+    # ----------------------------------------------------------------- spaces
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # ----------------------------------------------------------------- reset
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Start a new match.
+
+        ``reset(seed=s)`` deals the same match as ``VectorGame(1, rules, seed=s)``;
+        later ``reset()`` calls draw their match seeds from a generator seeded
+        with ``s``, so a whole sequence of matches is reproducible.
+        """
+        if seed is not None:
+            self._seed_rng = np.random.default_rng(seed)
+            match_seed = seed
+        else:
+            if self._seed_rng is None:
+                self._seed_rng = np.random.default_rng()
+            match_seed = int(self._seed_rng.integers(0, 2**63 - 1))
+        deck = dealer = None
+        if options:  # other keys are ignored, as Gymnasium and PettingZoo envs do
+            deck = options.get("deck")
+            dealer = options.get("dealer")
+        self.single.reset(seed=match_seed, deck=deck, dealer=dealer)
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {name: {} for name in self.agents}
+        self._quiet_infos = True
+        self._skip_agent_selection = None
+        self._over = False
+        self.forfeit = None
+        self.hands_played = 0
+        self.steps = 0
+        self.last_move = None
+        self.last_hand_step = -1
+        self._knock_discard = -1
+        self.agent_selection = AGENTS[self.single.current_player]
+        if self.render_mode == "human":
+            self.render()
+
+    # ----------------------------------------------------------------- observe
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        seat = self._seat_of[agent]
+        game = self.single
+        if self._over:
+            mask = _TERMINAL_MASK
+        elif seat == game.current_player:
+            mask = game.legal_mask_bytes()
+        else:
+            mask = _ZERO_MASK
+        return {"observation": np.frombuffer(bytearray(game.observation_bytes(seat)), np.float32),
+                "action_mask": np.frombuffer(bytearray(mask), np.int8)}
+
+    def action_mask(self, agent: str) -> np.ndarray:
+        """The agent's action mask, without building the observation vector."""
+        seat = self._seat_of[agent]
+        if self._over:
+            mask = _TERMINAL_MASK
+        elif seat != self.single.current_player:
+            mask = _ZERO_MASK
+        else:
+            mask = self.single.legal_mask_bytes()
+        return np.frombuffer(bytearray(mask), np.int8)
+
+    def is_legal(self, action: Any) -> bool:
+        """Whether ``action`` is legal for the agent to move (``False`` once the match is over)."""
+        if self._over:
+            return False
+        return self.single.is_legal(action)
+
+    def illegal_action_message(self, agent: str, action: Any) -> str:
+        try:
+            a = operator.index(action)
+            what = A.action_name(a) if 0 <= a < A.NUM_ACTIONS else "outside 0..107"
+        except TypeError:
+            a, what = action, "not an integer action id"
+        if self._over:
+            return f"{agent}: action {a!r} ({what}) played after the match ended"
+        legal = self.single.legal_actions()
+        phase = A.PHASE_NAMES[self.single.phase]
+        listed = ", ".join(f"{x} ({A.action_name(x)})" for x in legal)
+        return (f"illegal action {a!r} ({what}) by {agent} in phase '{phase}'; "
+                f"legal actions: {listed}")
+
+    # ----------------------------------------------------------------- step
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        if not self.is_legal(action):
+            raise ValueError(self.illegal_action_message(agent, action))
+        self._play(agent, operator.index(action))
+
+    def _play(self, agent: str, a: int) -> None:
+        """Apply the legal action ``a`` of ``agent`` (the agent to move)."""
+        game = self.single
+        if self.render_mode is not None:
+            top = game.top_discard if a == A.TAKE_DISCARD else -1
+            self.last_move = (self._seat_of[agent], a, top)
+        (r0, r1), info = game.step(a)
+        self.steps += 1
+        cumulative = self._cumulative_rewards
+        cumulative[agent] = 0.0
+        self.rewards = {"player_0": r0, "player_1": r1}
+        if r0 or r1:
+            cumulative["player_0"] += r0
+            cumulative["player_1"] += r1
+        if info["hand_over"]:
+            self._knock_discard = a - A.KNOCK if A.KNOCK <= a < A.DRAW_STOCK else -1
+            self.infos = self._hand_infos(info)
+            self._quiet_infos = False
+            if info["match_over"]:
+                self._over = True
+                self.terminations = {name: True for name in self.agents}
+        elif not self._quiet_infos or self.infos["player_0"] or self.infos["player_1"]:
+            self.infos = {"player_0": {}, "player_1": {}}
+            self._quiet_infos = True
+        self.agent_selection = AGENTS[game.current_player]
+        if self.render_mode == "human":
+            self.render()
+
+    def _hand_infos(self, info: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        self.hands_played += 1
+        self.last_hand_step = self.steps
+        winner = info["hand_winner"]
+        knocker = info["knocker"]
+        data: dict[str, Any] = {
+            "hand_over": True,
+            "hand_winner": AGENTS[winner] if winner >= 0 else None,
+            "knocker": AGENTS[knocker] if knocker >= 0 else None,
+        }
+        for key in _HAND_KEYS:
+            data[key] = info[key]
+        if info["match_over"]:
+            data["match_over"] = True
+            data["match_winner"] = AGENTS[info["match_winner"]]
+            data["final_scores"] = {
+                AGENTS[p]: info["final_scores"][p].tolist() for p in range(2)
+            }
+        copy = dict(data)
+        if "final_scores" in data:
+            copy["final_scores"] = {name: list(v) for name, v in data["final_scores"].items()}
+        return {"player_0": data, "player_1": copy}
+
+    def forfeit_illegal(self, action: Any, illegal_reward: float = -1.0) -> None:
+        """End the match because the agent to move chose ``action``, an illegal action.
+
+        The offender gets ``illegal_reward``, the other agent 0; both are
+        terminated and both infos describe the illegal move.
+        """
+        agent = self.agent_selection
+        try:
+            a: Any = operator.index(action)
+        except TypeError:
+            a = action
+        other = AGENTS[1 - self._seat_of[agent]]
+        legal = self.single.legal_actions()
+        details = {
+            "agent": agent,
+            "action": a,
+            "meaning": A.action_name(a) if isinstance(a, int) and 0 <= a < A.NUM_ACTIONS
+            else "not a valid action id",
+            "legal_actions": legal,
+            "message": self.illegal_action_message(agent, a),
+        }
+        self.forfeit = details
+        self._cumulative_rewards[agent] = 0.0
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self.rewards[agent] = float(illegal_reward)
+        self._accumulate_rewards()
+        self.terminations = dict.fromkeys(self.agents, True)
+        self.infos = {
+            name: {"illegal_move": dict(details), "match_over": True, "match_winner": other}
+            for name in self.agents
+        }
+        self._quiet_infos = False
+        self._over = True
+        self._deads_step_first()
+        if self.render_mode == "human":
+            self.render()
+
+    # ----------------------------------------------------------------- views
+    @property
+    def match_over(self) -> bool:
+        return self._over
+
+    @property
+    def game(self) -> SingleGameArrays:
+        """The game in the ``VectorGame`` array layout (a live, read-only view)."""
+        return self.single.arrays
+
+    @property
+    def view(self) -> SingleGameArrays:
+        """The game to display: the live one, which stays in its final position once the
+        match is over."""
+        return self.single.arrays
+
+    def sheet(self) -> Sheet:
+        """The score sheet; the final one once the match is over."""
+        return self.single.sheet()
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            logger.warn(
+                "You are calling render method without specifying any render mode. "
+                "Use render_mode='ansi' or 'human' when creating the environment."
+            )
+            return None
+        from . import render as R
+
+        if self.render_mode == "human":
+            import sys
+
+            text = self.render_text(color=R.supports_color(sys.stdout))
+            print(text + "\n", flush=True)
+            return None
+        return self.render_text(color=False)
+
+    def render_text(self, color: bool = False, viewer: int | None = None) -> str:
+        """The table as text: both hands (or only ``viewer``'s), the sheet, the last showdown."""
+        from . import render as R
+
+        style = R.Style(color)
+        view = self.view
+        title = f"Hollywood gin · hand {self.hands_played + (0 if self._over else 1)}"
+        parts = []
+        if self.last_move is not None:
+            seat, a, top = self.last_move
+            parts.append(f"{AGENTS[seat]}: {R.move_text(a, style, card=top)}")
+        if self.last_hand_step == self.steps and self.steps > 0:
+            discard = self._knock_discard if self._knock_discard >= 0 else None
+            parts.append(R.showdown_text(view, 0, AGENTS, style, knock_discard=discard))
+        if self.forfeit is not None:
+            parts.append(style(f"Match over: {self.forfeit['message']}. "
+                               f"{self.forfeit['agent']} forfeits the match.", "bold"))
+            parts.append(R.sheet_text(self.sheet(), self.rules, AGENTS, style))
+        elif self._over:
+            parts.append(style("Match over.", "bold"))
+            parts.append(R.sheet_text(self.sheet(), self.rules, AGENTS, style))
+        else:
+            parts.append(R.table_text(view, 0, viewer, AGENTS, style, title=title))
+        return "\n\n".join(parts)
+
+    def close(self) -> None:
+        pass
+
+
+def _not_before_reset(name: str) -> AttributeError:
+    return AttributeError(f"{name} cannot be accessed before reset")
+
+
+class HollywoodWrapper(OrderEnforcingWrapper):
+    """What :func:`env` wraps ``raw_env`` in: PettingZoo's order enforcement,
+    out-of-space check and illegal-move handling in one layer.
+
+    It behaves as ``OrderEnforcingWrapper(AssertOutOfBoundsWrapper(
+    IllegalMoveWrapper(raw)))`` (or ``OrderEnforcingWrapper(raw)`` with
+    ``strict``), but reads the hot attributes (``agent_selection``, ``agents``,
+    ``rewards``, …) straight from the raw env instead of through a chain of
+    ``__getattr__`` fallbacks, which cost more than a game step.
+    """
+
+    def __init__(self, env: raw_env, strict: bool = False, illegal_reward: float = -1.0) -> None:
+        super().__init__(env)
+        self._raw = env
+        self.strict = bool(strict)
+        self.illegal_reward = float(illegal_reward)
+
+    # Attributes OrderEnforcingWrapper guards until reset(), read directly.
+    @property
+    def agent_selection(self) -> str:
+        if self._has_reset:
+            return self._raw.agent_selection
+        raise _not_before_reset("agent_selection")
+
+    @property
+    def agents(self) -> list[str]:
+        if self._has_reset:
+            return self._raw.agents
+        raise _not_before_reset("agents")
+
+    @property
+    def rewards(self) -> dict[str, float]:
+        if self._has_reset:
+            return self._raw.rewards
+        raise _not_before_reset("rewards")
+
+    @property
+    def terminations(self) -> dict[str, bool]:
+        if self._has_reset:
+            return self._raw.terminations
+        raise _not_before_reset("terminations")
+
+    @property
+    def truncations(self) -> dict[str, bool]:
+        if self._has_reset:
+            return self._raw.truncations
+        raise _not_before_reset("truncations")
+
+    @property
+    def infos(self) -> dict[str, dict[str, Any]]:
+        if self._has_reset:
+            return self._raw.infos
+        raise _not_before_reset("infos")
+
+    @property
+    def _cumulative_rewards(self) -> dict[str, float]:
+        return self._raw._cumulative_rewards
+
+    @property
+    def num_agents(self) -> int:
+        return len(self.agents)
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self._raw.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self._raw.action_spaces[agent]
+
+    def observe(self, agent: str) -> dict[str, np.ndarray] | None:
+        if not self._has_reset:
+            EnvLogger.error_observe_before_reset()
+        return self._raw.observe(agent)
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        raw = self._raw
+        agent = self.agent_selection
+        return (raw.observe(agent) if observe else None, raw._cumulative_rewards[agent],
+                raw.terminations[agent], raw.truncations[agent], raw.infos[agent])
+
+    def step(self, action: Any) -> None:
+        if not self._has_reset:
+            EnvLogger.error_step_before_reset()
+        raw = self._raw
+        self._has_updated = True
+        if not raw.agents:
+            EnvLogger.warn_step_after_terminated_truncated()
+            return
+        agent = raw.agent_selection
+        if raw.terminations[agent] or raw.truncations[agent]:
+            if not self.strict:
+                assert action is None or raw.action_spaces[agent].contains(action), (
+                    "action is not in action space")
+            raw.step(action)
+            return
+        kind = type(action)
+        if kind is int or kind is _INT64:
+            a = int(action)
+            in_space = 0 <= a < A.NUM_ACTIONS
+        else:
+            in_space = raw.action_spaces[agent].contains(action)
+            a = int(action) if in_space else -1
+        if in_space and not raw._over and raw.single.legal >> a & 1:
+            raw._play(agent, a)
+        elif self.strict:
+            raise ValueError(raw.illegal_action_message(agent, action))
+        else:
+            assert in_space, "action is not in action space"
+            EnvLogger.warn_on_illegal_move()
+            raw.forfeit_illegal(action, self.illegal_reward)
+
+    def __str__(self) -> str:
+        return str(self._raw)
+
+
+class IllegalMoveWrapper(BaseWrapper):
+    """PettingZoo's ``TerminateIllegalWrapper`` behaviour, reported in ``infos``.
+
+    An illegal action ends the match: the offender gets ``illegal_reward``,
+    the other agent 0, both are terminated, and both infos carry
+    ``illegal_move`` (see :meth:`raw_env.forfeit_illegal`).  Legality is read
+    from the environment's action mask, so no observation is built for it.
+    (:func:`env` uses :class:`HollywoodWrapper`, which includes this.)
+    """
+
+    def __init__(self, env: AECEnv, illegal_reward: float = -1.0) -> None:
+        super().__init__(env)
+        self.illegal_reward = float(illegal_reward)
+
+    def step(self, action: Any) -> None:
+        raw = self.env.unwrapped
+        agent = raw.agent_selection
+        if raw.terminations[agent] or raw.truncations[agent] or raw.is_legal(action):
+            self.env.step(action)
+            return
+        EnvLogger.warn_on_illegal_move()
+        raw.forfeit_illegal(action, self.illegal_reward)
+
+    def __str__(self) -> str:
+        return str(self.env)

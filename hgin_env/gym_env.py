@@ -1,0 +1,458 @@
+"""Gymnasium interfaces: one learner seat against a fixed opponent policy.
+
+* :class:`HollywoodGinEnv` — a ``gymnasium.Env``: one Hollywood match per
+  episode, the other seat played by a given policy (``"random"``,
+  ``"simple"``, ``"strong"``, ``"pretrained"``, ``"ckpt:PATH"``, or any object
+  with ``act(obs, rng) -> actions``).  Registered as ``hgin/HollywoodGin-v0``
+  when this module is imported; ``gymnasium.make("hgin_env.gym_env:hgin/HollywoodGin-v0",
+  opponent="simple")`` imports it for you.
+* :class:`HollywoodGinVectorEnv` — a ``gymnasium.vector.VectorEnv`` of B
+  matches run by one batched :class:`~hgin_env.engine.VectorGame`, for
+  batched single-agent training.  Its autoreset mode is
+  ``AutoresetMode.SAME_STEP`` (``metadata["autoreset_mode"]``): the step that
+  ends a match returns the first observation of the next one, and the final
+  observation is in ``info["final_obs"]`` (with ``info["_final_obs"]``
+  marking the rows), as Gymnasium's own vector envs do.
+
+Observations are the PettingZoo ones (``hgin_env.aec``): a dict of the
+``observation`` vector (398 float32, from the learner's seat) and the
+``action_mask`` (108 int8, the learner's legal actions).  Rewards are the
+learner seat's engine rewards (``reward="match" | "columns" | "points"``),
+summed over everything that happened since the learner's previous action,
+the opponent's moves included.  An episode ends (``terminated``) when the
+match does; nothing truncates, so add ``gymnasium.wrappers.TimeLimit`` if you
+need a cap.
+
+Illegal actions: :class:`HollywoodGinEnv` ends the match with reward -1 and
+``info["illegal_move"]`` (or raises ``ValueError`` with ``strict=True``);
+the vector env always raises ``ValueError``, naming the sub-environment.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from . import actions as A
+from .aec import AGENTS, TERMINAL_MASK_ACTION, observation_bounds, raw_env
+from .engine import REWARD_MODES, VectorGame
+from .observation import OBS_DIM, encode
+from .rules import Rules, load_rules
+
+__all__ = ["ENV_ID", "HollywoodGinEnv", "HollywoodGinVectorEnv", "make_opponent"]
+
+ENV_ID = "hgin/HollywoodGin-v0"
+
+
+class _CallablePolicy:
+    """Adapts ``fn(obs) -> actions`` to the agent interface."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+        self.name = getattr(fn, "__name__", "policy")
+
+    def act(self, obs: dict[str, np.ndarray], rng: np.random.Generator | None = None) -> np.ndarray:
+        return np.asarray(self.fn(obs), dtype=np.int64).reshape(-1)
+
+
+def make_opponent(spec: Any, rules: Rules | None = None) -> Any:
+    """An opponent policy from an agent spec string, an agent, or a callable.
+
+    Strings go to ``agents.make_agent`` (imported only here, so that module
+    and PyTorch stay optional); ``"random"`` works without it.
+    """
+    if hasattr(spec, "act"):
+        return spec
+    if callable(spec):
+        return _CallablePolicy(spec)
+    if not isinstance(spec, str):
+        raise ValueError(
+            f"opponent must be an agent spec string, an agent or a callable, got {spec!r}"
+        )
+    try:
+        from agents import make_agent
+    except ImportError:
+        if spec.strip().lower() == "random":
+            from agents.random_agent import RandomAgent
+
+            return RandomAgent()
+        raise
+    return make_agent(spec, rules=rules)
+
+
+def _spaces(rules: Rules) -> tuple[spaces.Dict, spaces.Discrete]:
+    low, high = observation_bounds(rules)
+    obs_space = spaces.Dict({
+        "observation": spaces.Box(low=low, high=high, shape=(OBS_DIM,), dtype=np.float32),
+        "action_mask": spaces.Box(low=0, high=1, shape=(A.NUM_ACTIONS,), dtype=np.int8),
+    })
+    return obs_space, spaces.Discrete(A.NUM_ACTIONS)
+
+
+def _check_seat(seat: int | None) -> int | None:
+    if seat is not None and seat not in (0, 1):
+        raise ValueError(f"seat must be 0, 1 or None (random each episode), got {seat!r}")
+    return seat
+
+
+class HollywoodGinEnv(gym.Env):
+    """One Hollywood match per episode against ``opponent`` (see the module docs).
+
+    ``seat`` is the learner's seat, or ``None`` for a random seat each
+    episode (``info["seat"]`` says which).  Info keys after every step:
+    ``seat``, ``hand_over`` (a hand ended during the step), ``hand_result``
+    (+1 the learner won the last hand that ended, -1 lost it, 0 none or
+    dead), ``match_over``, ``match_won``; at match end ``final_scores``
+    (2, C) indexed by seat.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["human", "ansi"], "render_fps": 1}
+
+    def __init__(
+        self,
+        opponent: Any = "random",
+        rules: str | Rules = "friendly",
+        reward: str = "columns",
+        seat: int | None = None,
+        render_mode: str | None = None,
+        strict: bool = False,
+        illegal_reward: float = -1.0,
+    ) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of "
+                             f"{self.metadata['render_modes']}, got {render_mode!r}")
+        self.rules = load_rules(rules)
+        self.aec = raw_env(rules=self.rules, reward=reward,
+                           render_mode=None if render_mode is None else "ansi")
+        self.observation_space, self.action_space = _spaces(self.rules)
+        self.opponent = make_opponent(opponent, self.rules)
+        self.fixed_seat = _check_seat(seat)
+        self.render_mode = render_mode
+        self.strict = bool(strict)
+        self.illegal_reward = float(illegal_reward)
+        self.seat = 0 if seat is None else seat
+        self._carry = 0.0
+        self._done = True
+        self._hand_over = False
+        self._hand_result = 0
+
+    # ------------------------------------------------------------------ names
+    @property
+    def _me(self) -> str:
+        return AGENTS[self.seat]
+
+    @property
+    def _opp(self) -> str:
+        return AGENTS[1 - self.seat]
+
+    # ------------------------------------------------------------------ API
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        super().reset(seed=seed)
+        match_seed = int(self.np_random.integers(0, 2**63 - 1))
+        self.aec.reset(seed=match_seed, options=options)
+        if self.fixed_seat is None:
+            self.seat = int(self.np_random.integers(0, 2))
+        self._done = False
+        self._hand_over, self._hand_result = False, 0
+        self._play_opponent()
+        self._carry = float(self.aec._cumulative_rewards[self._me])
+        if self.render_mode == "human":
+            self.render()
+        return self.aec.observe(self._me), self._info()
+
+    def step(
+        self, action: Any
+    ) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+        if self._done:
+            raise RuntimeError("the match is over (or reset() was never called): call reset()")
+        aec = self.aec
+        self._hand_over, self._hand_result = False, 0
+        if not aec.is_legal(action):
+            if self.strict:
+                raise ValueError(aec.illegal_action_message(self._me, action))
+            aec.forfeit_illegal(action, self.illegal_reward)
+            self._done = True
+            info = self._info()
+            info["illegal_move"] = aec.infos[self._me]["illegal_move"]
+            if self.render_mode == "human":
+                self.render()
+            return aec.observe(self._me), self.illegal_reward, True, False, info
+        aec.step(int(action))
+        self._note_hand(aec.infos[self._me])
+        self._play_opponent()
+        reward = self._carry + float(aec._cumulative_rewards[self._me])
+        self._carry = 0.0
+        terminated = aec.match_over
+        self._done = terminated
+        if self.render_mode == "human":
+            self.render()
+        return aec.observe(self._me), reward, terminated, False, self._info()
+
+    def _play_opponent(self) -> None:
+        aec = self.aec
+        while not aec.match_over and aec.agent_selection == self._opp:
+            obs = aec.observe(self._opp)
+            batch = {key: value[None] for key, value in obs.items()}
+            action = int(np.asarray(self.opponent.act(batch, rng=self.np_random)).reshape(-1)[0])
+            if not aec.is_legal(action):
+                raise RuntimeError(
+                    f"opponent {getattr(self.opponent, 'name', self.opponent)!r} chose an "
+                    f"illegal action: {aec.illegal_action_message(self._opp, action)}"
+                )
+            aec.step(action)
+            self._note_hand(aec.infos[self._me])
+
+    def _note_hand(self, info: dict[str, Any]) -> None:
+        if info.get("hand_over"):
+            self._hand_over = True
+            winner = info["hand_winner"]
+            self._hand_result = 0 if winner is None else (1 if winner == self._me else -1)
+
+    def _info(self) -> dict[str, Any]:
+        aec = self.aec
+        over = aec.match_over
+        sheet_winner = aec.sheet().match_winner if over and aec.forfeit is None else -1
+        if aec.forfeit is not None:
+            won = aec.forfeit["agent"] != self._me
+        else:
+            won = over and sheet_winner == self.seat
+        info: dict[str, Any] = {
+            "seat": self.seat,
+            "hand_over": self._hand_over,
+            "hand_result": self._hand_result,
+            "match_over": over,
+            "match_won": bool(won),
+        }
+        if over:
+            info["final_scores"] = aec.sheet().scores.copy()
+        return info
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gym.logger.warn("You are calling render method without specifying any render mode.")
+            return None
+        if self.render_mode == "ansi":
+            return self.aec.render_text(color=False)
+        import sys
+
+        from .render import supports_color
+
+        print(self.aec.render_text(color=supports_color(sys.stdout)) + "\n", flush=True)
+        return None
+
+    def close(self) -> None:
+        self.aec.close()
+
+
+class HollywoodGinVectorEnv(VectorEnv):
+    """B matches against ``opponent`` on one batched engine (see the module docs).
+
+    ``seat`` is the learner's seat in every game, or ``None`` for a random
+    seat per game and match.  Step info (arrays over games): ``seat``,
+    ``hand_over``, ``hand_result``, ``match_over``, ``match_won``, and for
+    finished matches ``final_obs`` / ``final_info`` with their ``_``-masks.
+
+    While the opponent moves in some games, only those are stepped
+    (``VectorGame.step(actions, active)``).  The engine runs with
+    ``autoreset=False``, so a finished match stays in its final position for
+    ``final_obs`` until this env starts the next one (``reset_games``) in the
+    same step.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {
+        "autoreset_mode": AutoresetMode.SAME_STEP,
+        "render_modes": ["ansi"],
+    }
+
+    def __init__(
+        self,
+        num_envs: int,
+        opponent: Any = "random",
+        rules: str | Rules = "friendly",
+        reward: str = "columns",
+        seat: int | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        if reward not in REWARD_MODES:
+            raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        self.rules = load_rules(rules)
+        self.reward_mode = reward
+        self.num_envs = int(num_envs)
+        self.game = VectorGame(self.num_envs, self.rules, seed=0, reward=reward, autoreset=False)
+        self.single_observation_space, self.single_action_space = _spaces(self.rules)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = spaces.MultiDiscrete(np.full(self.num_envs, A.NUM_ACTIONS))
+        self.opponent = make_opponent(opponent, self.rules)
+        self.fixed_seat = _check_seat(seat)
+        self.render_mode = render_mode
+        b = self.num_envs
+        self.seats = np.zeros(b, np.int64) if seat is None else np.full(b, seat, np.int64)
+        self._rows = np.arange(b)
+        self._carry = np.zeros(b, np.float64)
+        self._terminal_mask = np.zeros(A.NUM_ACTIONS, np.int8)
+        self._terminal_mask[TERMINAL_MASK_ACTION] = 1
+
+    # ------------------------------------------------------------------ API
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        super().reset(seed=seed)
+        if options and options.get("reset_mask") is not None:
+            raise ValueError("partial resets (options['reset_mask']) are not supported: the "
+                             "matches reset themselves when they end (same-step autoreset)")
+        game_seed = seed if seed is not None else int(self.np_random.integers(0, 2**63 - 1))
+        self.game.reset(seed=game_seed)
+        if self.fixed_seat is None:
+            self.seats = self.np_random.integers(0, 2, self.num_envs).astype(np.int64)
+        self._carry[:] = 0.0
+        acc = self._new_accumulator()
+        self._play_opponent(acc)
+        self._carry += acc["reward"] + acc["carry"]
+        return self._observe(), self._info(acc)
+
+    def step(
+        self, actions: Any
+    ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        acts = np.asarray(actions)
+        if acts.shape != (self.num_envs,) or not np.issubdtype(acts.dtype, np.integer):
+            raise ValueError(f"expected {self.num_envs} integer actions, got {acts.dtype} "
+                             f"array of shape {acts.shape}")
+        acts = acts.astype(np.int64)
+        mask = self.game.legal_action_mask()
+        ok = (acts >= 0) & (acts < A.NUM_ACTIONS)
+        ok[ok] = mask[self._rows[ok], acts[ok]] == 1
+        if not ok.all():
+            i = int(np.flatnonzero(~ok)[0])
+            a = int(acts[i])
+            what = A.action_name(a) if 0 <= a < A.NUM_ACTIONS else "outside 0..107"
+            legal = np.flatnonzero(mask[i]).tolist()
+            raise ValueError(f"sub-environment {i}: illegal action {a} ({what}); legal actions: "
+                             f"{legal}")
+        acc = self._new_accumulator()
+        acc["reward"] += self._carry
+        self._carry[:] = 0.0
+        self._engine_step(acts, None, acc)
+        self._play_opponent(acc)
+        self._carry += acc["carry"]
+        info = self._info(acc)
+        return (self._observe(), acc["reward"].astype(np.float64), acc["ended"].copy(),
+                np.zeros(self.num_envs, bool), info)
+
+    # ------------------------------------------------------------------ internals
+    def _new_accumulator(self) -> dict[str, Any]:
+        b = self.num_envs
+        return {
+            "reward": np.zeros(b, np.float64),
+            "carry": np.zeros(b, np.float64),
+            "ended": np.zeros(b, bool),
+            "won": np.zeros(b, bool),
+            "hand_over": np.zeros(b, bool),
+            "hand_result": np.zeros(b, np.int8),
+            "final": {},
+        }
+
+    def _play_opponent(self, acc: dict[str, Any]) -> None:
+        game = self.game
+        while True:
+            opp = game.current_player != self.seats
+            if not opp.any():
+                return
+            obs = game.observe()
+            rows = np.flatnonzero(opp)
+            sub = {key: value[rows] for key, value in obs.items()}
+            chosen = np.asarray(self.opponent.act(sub, rng=self.np_random), np.int64).reshape(-1)
+            bad = sub["action_mask"][np.arange(rows.size), chosen] != 1
+            if bad.any():
+                i = int(rows[np.flatnonzero(bad)[0]])
+                raise RuntimeError(f"opponent {getattr(self.opponent, 'name', self.opponent)!r} "
+                                   f"chose an illegal action in sub-environment {i}")
+            acts = np.zeros(self.num_envs, np.int64)
+            acts[rows] = chosen
+            self._engine_step(acts, None if rows.size == self.num_envs else opp, acc)
+
+    def _engine_step(
+        self, acts: np.ndarray, active: np.ndarray | None, acc: dict[str, Any]
+    ) -> None:
+        """One engine step of the ``active`` games (all if ``None``); finished
+        matches are recorded in ``acc`` and restarted."""
+        game = self.game
+        rewards, info = game.step(acts, active)
+        hand_over, match_over = info["hand_over"], info["match_over"]
+        mine = rewards[self._rows, self.seats].astype(np.float64)
+        new_episode = acc["ended"]
+        acc["reward"] += np.where(new_episode, 0.0, mine)
+        acc["carry"] += np.where(new_episode, mine, 0.0)
+        counted = hand_over & ~new_episode
+        if counted.any():
+            acc["hand_over"] |= counted
+            winner = info["hand_winner"].astype(np.int64)
+            result = np.where(winner < 0, 0, np.where(winner == self.seats, 1, -1))
+            acc["hand_result"] = np.where(counted, result, acc["hand_result"]).astype(np.int8)
+        if not match_over.any():
+            return
+        over = np.flatnonzero(match_over)
+        # The finished matches wait in their final position (autoreset=False).
+        final_obs = encode(game, self.seats)
+        for row in over:
+            seat = int(self.seats[row])
+            won = int(info["match_winner"][row]) == seat
+            acc["won"][row] = won
+            acc["final"][int(row)] = (
+                {"observation": final_obs[row], "action_mask": self._terminal_mask.copy()},
+                {"seat": seat, "match_won": won,
+                 "final_scores": info["final_scores"][row].copy()},
+            )
+        acc["ended"] |= match_over
+        game.reset_games(over)
+        if self.fixed_seat is None:
+            # A new match: the learner's seat is drawn again.
+            self.seats[over] = self.np_random.integers(0, 2, over.size)
+
+    def _observe(self) -> dict[str, np.ndarray]:
+        game = self.game
+        return {
+            "observation": encode(game, self.seats),
+            "action_mask": game.legal_action_mask().copy(),
+        }
+
+    def _info(self, acc: dict[str, Any]) -> dict[str, Any]:
+        info: dict[str, Any] = {
+            "seat": self.seats.copy(),
+            "hand_over": acc["hand_over"],
+            "hand_result": acc["hand_result"],
+            "match_over": acc["ended"].copy(),
+            "match_won": acc["won"],
+        }
+        if acc["final"]:
+            final_obs = np.full(self.num_envs, None, dtype=object)
+            has = np.zeros(self.num_envs, bool)
+            final_info: dict[str, Any] = {}
+            for row, (obs, row_info) in acc["final"].items():
+                final_obs[row] = obs
+                has[row] = True
+                final_info = self._add_info(final_info, row_info, row)
+            info["final_obs"], info["_final_obs"] = final_obs, has
+            info["final_info"], info["_final_info"] = final_info, has.copy()
+        return info
+
+    def render(self) -> tuple[str, ...] | None:
+        if self.render_mode is None:
+            gym.logger.warn("You are calling render method without specifying any render mode.")
+            return None
+        from .render import table_text
+
+        return tuple(table_text(self.game, i, None, title=f"game {i}")
+                     for i in range(self.num_envs))
+
+
+if ENV_ID not in gym.registry:
+    gym.register(id=ENV_ID, entry_point="hgin_env.gym_env:HollywoodGinEnv")

@@ -1,0 +1,259 @@
+"""Text rendering (``hgin_env.render``) and the terminal game (``hgin_env.play``),
+the latter driven by scripted input."""
+
+from __future__ import annotations
+
+import io
+import itertools
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hgin_env import actions as A
+from hgin_env import render as R
+from hgin_env.cards import parse, parse_card
+from hgin_env.engine import VectorGame
+from hgin_env.hollywood import replay
+from hgin_env.play import main, move_options, parse_command
+from hgin_env.rules import load_rules
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# ----------------------------------------------------------------------------- render
+
+
+def test_arrangement_groups_melds_and_marks_deadwood() -> None:
+    text = R.arrangement_text(parse("KD 3C 9S 4H AC 6H 9C 5H 2C 9D 7H"))
+    assert text == "[A♣ 2♣ 3♣] [4♥ 5♥ 6♥ 7♥] [9♣ 9♦ 9♠]   deadwood: K♦ = 10"
+    assert R.arrangement_text(parse("KD QS")) == "deadwood: Q♠ K♦ = 20"
+
+
+def test_colour_only_when_asked() -> None:
+    plain = R.card_text(parse_card("7H"))
+    coloured = R.card_text(parse_card("7H"), R.Style(True))
+    assert plain == "7♥" and coloured == "\x1b[31m7♥\x1b[0m"
+    assert R.card_text(parse_card("TS"), R.Style(True)) == "10♠"  # black suits stay plain
+    assert not R.supports_color(io.StringIO())
+
+
+def test_supports_color_respects_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    assert R.supports_color(Tty())
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not R.supports_color(Tty())
+    monkeypatch.delenv("NO_COLOR")
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    assert R.supports_color(io.StringIO())
+
+
+def test_sheet_shows_scores_open_columns_winners_and_wins() -> None:
+    # RULES.md example 3 (friendly): A = player 0 wins 30, 43, 35.
+    sheet = replay("friendly", [(0, 30), (0, 43), (0, 35)])
+    text = R.sheet_text(sheet, load_rules("friendly"))
+    lines = text.splitlines()
+    assert lines[0] == "Score sheet (target 100 per column)"
+    assert lines[2].split() == ["player_0", "108*", "78", "35", "3"]
+    assert lines[3].split() == ["player_1", "-", "-", "-", "0"]  # no column opened yet
+    assert "won by player_0" in lines[4] and lines[4].count("open") == 2
+    assert "bonus" not in text
+
+
+def test_sheet_shows_bonuses_and_totals_in_bonus_profile() -> None:
+    rules = load_rules("bonus")
+    sheet = replay(rules, [(1, 60), (1, 50)])
+    text = R.sheet_text(sheet, rules, names=("Ann", "Bob"))
+    assert "bonus" in text and "total" in text
+    bob = next(line for line in text.splitlines() if line.startswith("Bob")).split()
+    # Column I decided for Bob, Ann at 0: shutout bonus 200 + 2 boxes of 25.
+    assert bob[:4] == ["Bob", "110*", "50", "-"]
+    assert bob[-2:] == ["250", str(160 + 250)]
+
+
+def test_table_hides_the_opponent_hand_but_shows_known_cards() -> None:
+    game = VectorGame(1, "friendly", seed=4)
+    game.step(np.array([A.TAKE_DISCARD]))  # the non-dealer takes the upcard
+    mover = int(game.current_player[0])
+    taken = int(game.taken_card[0])
+    other = 1 - mover
+    text = R.table_text(game, 0, viewer=other)
+    assert f"took from the pile: {R.card_text(taken)}" in text
+    assert "10 cards hidden" not in text and "11 cards hidden" in text
+    spectator = R.table_text(game, 0, viewer=None)
+    assert "hidden" not in spectator
+    assert "may not discard it" in spectator
+    assert "Stock: 31 cards" in spectator
+
+
+def test_dead_hand_and_empty_showdown_text() -> None:
+    game = VectorGame(1, "friendly", seed=0)
+    assert R.showdown_text(game) == "No hand has finished yet."
+    game.last_hand.valid[0] = True
+    game.last_hand.dead[0] = True
+    assert R.showdown_text(game).startswith("Dead hand")
+
+
+# ----------------------------------------------------------------------------- play
+
+
+def _one_column_rules(tmp_path: Path) -> str:
+    path = tmp_path / "one.toml"
+    path.write_text('profile = "bonus"\ncolumns = 1\n', encoding="utf-8")
+    return str(path)
+
+
+def test_scripted_full_match_with_bad_input(tmp_path: Path) -> None:
+    junk = ["", "zz", "99", "7Z", "knock QQ", "discard", "sheet", "table", "moves", "help",
+            "x 2X", "\t", "k", "0", "1"]
+    script = itertools.cycle(junk)
+    prompts = []
+
+    def scripted(prompt: str) -> str:
+        prompts.append(prompt)
+        return next(script)
+
+    out = io.StringIO()
+    rc = main(["--opponent", "random", "--seed", "7", "--rules", _one_column_rules(tmp_path),
+               "--color", "never"], input_fn=scripted, out=out)
+    text = out.getvalue()
+    assert rc == 0
+    assert "wins the match" in text or "You win the match" in text
+    assert "there is no move 99" in text and "I don't understand 'zz'" in text
+    assert "type a move number" in text and "Commands:" in text
+    assert "Score sheet" in text and "points to" in text
+    assert "\x1b[" not in text
+    assert len(prompts) > 15
+
+
+def test_scripted_game_by_card_names(tmp_path: Path) -> None:
+    """A player who only types words and card names (never numbers)."""
+    holder = {}
+
+    def scripted(prompt: str) -> str:
+        options = holder["options"]()
+        actions = [a for a, _ in options]
+        knocks = [a for a in actions if A.KNOCK <= a < A.DRAW_STOCK]
+        if knocks:
+            return f"knock {R.card_text(knocks[0] - A.KNOCK)}"
+        discards = [a for a in actions if a < A.KNOCK]
+        if discards:
+            card = R.card_text(discards[0])
+            return card.replace("♥", "h").replace("♦", "D") if len(card) == 2 else card
+        return {A.DRAW_STOCK: "draw", A.PASS: "pass", A.TAKE_DISCARD: "take"}[actions[-1]]
+
+    import hgin_env.play as play_module
+
+    real = play_module.move_options
+
+    def spy(game, seat, style):
+        result = real(game, seat, style)
+        holder["options"] = lambda: result
+        return result
+
+    play_module.move_options = spy
+    try:
+        out = io.StringIO()
+        rc = main(["--opponent", "random", "--seed", "3", "--rules",
+                   _one_column_rules(tmp_path)], input_fn=scripted, out=out)
+    finally:
+        play_module.move_options = real
+    assert rc == 0 and "the match" in out.getvalue().splitlines()[-1]
+
+
+def test_end_of_input_and_quit_exit_cleanly() -> None:
+    def eof(prompt: str) -> str:
+        raise EOFError
+
+    out = io.StringIO()
+    assert main(["--opponent", "random", "--seed", "1"], input_fn=eof, out=out) == 0
+    assert "abandoned" in out.getvalue()
+    out = io.StringIO()
+    assert main(["--opponent", "random", "--seed", "1"], input_fn=lambda p: "quit", out=out) == 0
+    assert "Goodbye" in out.getvalue()
+
+
+def test_bad_opponent_or_rules_give_a_message() -> None:
+    out = io.StringIO()
+    assert main(["--opponent", "nobody"], input_fn=lambda p: "quit", out=out) == 2
+    assert "cannot load opponent 'nobody'" in out.getvalue()
+    out = io.StringIO()
+    assert main(["--rules", "nope"], input_fn=lambda p: "quit", out=out) == 2
+    assert "unknown rules" in out.getvalue()
+
+
+def _discard_phase_game() -> VectorGame:
+    game = VectorGame(1, "friendly", seed=4)
+    game.step(np.array([A.TAKE_DISCARD]))
+    return game
+
+
+def test_parse_command_accepts_card_text_and_words() -> None:
+    game = _discard_phase_game()
+    seat = int(game.current_player[0])
+    options = move_options(game, seat, R.Style())
+    held = [c for c in range(52) if int(game.hands[0, seat]) >> c & 1]
+    taken = int(game.taken_card[0])
+    card = next(c for c in held if c != taken)
+    text = R.card_text(card)  # e.g. "10♥"
+    letters = text.replace("♣", "C").replace("♦", "D").replace("♥", "H").replace("♠", "S")
+    for typed in (text, letters, letters.lower(), f"discard {letters}", f"x {text}"):
+        assert parse_command(typed, options, game, seat) == ("move", card, ""), typed
+    kind, _, message = parse_command(R.card_text(taken), options, game, seat)
+    assert kind == "error" and "may not discard it" in message
+    not_held = next(c for c in range(52) if c not in held)
+    kind, _, message = parse_command(R.card_text(not_held), options, game, seat)
+    assert kind == "error" and "don't hold" in message
+    kind, _, message = parse_command("d", options, game, seat)
+    assert kind == "error" and "already drawn" in message
+    kind, _, message = parse_command(f"knock {letters}", options, game, seat)
+    if A.KNOCK + card not in [a for a, _ in options]:
+        assert kind == "error" and "knock limit" in message
+    assert parse_command("2", options, game, seat) == ("move", options[1][0], "")
+
+
+def test_parse_command_in_draw_phases() -> None:
+    game = VectorGame(1, "friendly", seed=4)
+    seat = int(game.current_player[0])
+    options = move_options(game, seat, R.Style())
+    assert [a for a, _ in options] == [A.TAKE_DISCARD, A.PASS]
+    assert parse_command("t", options, game, seat)[:2] == ("move", A.TAKE_DISCARD)
+    assert parse_command("PASS", options, game, seat)[:2] == ("move", A.PASS)
+    kind, _, message = parse_command("draw", options, game, seat)
+    assert kind == "error" and "upcard" in message
+    kind, _, message = parse_command("7h", options, game, seat)
+    assert kind == "error" and "upcard" in message
+    for junk in ("", "   ", "foo bar", "11", "-1", "knock", "1.5", "♥", "ZZZZ"):
+        kind, _, message = parse_command(junk, options, game, seat)
+        assert kind == "error" and message, junk
+
+
+def test_module_runs_as_a_script() -> None:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONIOENCODING="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "hgin_env.play", "--opponent", "random", "--seed", "2"],
+        input="help\n1\nbogus\nquit\n", capture_output=True, text=True, env=env, cwd=ROOT,
+        timeout=120, encoding="utf-8",
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Your moves:" in result.stdout and "Goodbye" in result.stdout
+    assert "Traceback" not in result.stderr
+
+
+def test_terminal_without_unicode_gets_suit_letters() -> None:
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="ascii")
+    answers = iter(["7♥", "quit"])
+    assert main(["--opponent", "random", "--seed", "1"], input_fn=lambda p: next(answers),
+                out=stream) == 0
+    stream.flush()
+    text = raw.getvalue().decode("ascii")
+    assert "Your moves:" in text and "Goodbye" in text

@@ -1,0 +1,404 @@
+"""The torch policy, the self-play PPO trainer, train.py and checkpoints."""
+
+from __future__ import annotations
+
+import io
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from agents.model import PolicyValueNet, logp_entropy, sample_masked
+from agents.ppo import Trainer, evaluate_duplicate, stream_gae
+from agents.random_agent import RandomAgent
+from agents.torch_agent import (
+    FORMAT,
+    PRETRAINED_PATH,
+    CheckpointError,
+    TorchAgent,
+    atomic_save,
+    load_checkpoint,
+    load_torch_agent,
+    make_checkpoint,
+    save_agent,
+)
+from agents.train_config import load_config, parse_override, validate
+from hgin_env.actions import NUM_ACTIONS
+from hgin_env.engine import VectorGame
+from hgin_env.observation import OBS_DIM
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    """Small batches: one thread is fastest, and exact reproducibility needs a fixed count."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def tiny_config(**sections: dict) -> dict:
+    raw = {
+        "run": {"seed": 3, "total_steps": 16 * 8 * 3, "threads": 1, "checkpoint_every": 1,
+                "eval_every": 2, "eval_matches": 2, "final_eval_matches": 2,
+                "eval_opponents": ["random"]},
+        "env": {"num_games": 16, "rollout_steps": 8, "points_coef": 0.5},
+        "model": {"hidden": [32]},
+        "ppo": {"epochs": 2, "minibatch_size": 48},
+        "opponents": {"self_play": 0.5, "pool": 0.25, "simple": 0.25, "strong": 0.0,
+                      "blocks": 4, "snapshot_every": 1, "pool_size": 2},
+    }
+    for name, keys in sections.items():
+        raw.setdefault(name, {}).update(keys)
+    return validate(raw)
+
+
+# --------------------------------------------------------------------------- masking
+
+
+def test_sampling_never_picks_an_illegal_action() -> None:
+    gen = torch.Generator().manual_seed(0)
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        b = 256
+        mask = torch.from_numpy((rng.random((b, NUM_ACTIONS)) < rng.random((b, 1))).astype(np.int8))
+        mask[torch.arange(b), torch.from_numpy(rng.integers(0, NUM_ACTIONS, b))] = 1
+        # Huge logits on illegal actions must still never be chosen.
+        logits = torch.randn(b, NUM_ACTIONS, generator=gen) * 5
+        logits = torch.where(mask == 0, logits.abs() * 1e6, logits)
+        action, logp = sample_masked(logits, mask, gen)
+        assert (mask.gather(1, action[:, None]) == 1).all()
+        assert torch.isfinite(logp).all() and (logp <= 0).all()
+        greedy, _ = sample_masked(logits, mask, greedy=True)
+        assert (mask.gather(1, greedy[:, None]) == 1).all()
+
+
+def test_single_legal_action_and_masked_entropy() -> None:
+    mask = torch.zeros(4, NUM_ACTIONS, dtype=torch.int8)
+    mask[:, 104] = 1
+    logits = torch.randn(4, NUM_ACTIONS)
+    action, logp = sample_masked(logits, mask)
+    assert (action == 104).all()
+    assert torch.allclose(logp, torch.zeros(4), atol=1e-6)
+    lp, ent = logp_entropy(logits, mask, action)
+    assert torch.allclose(ent, torch.zeros(4), atol=1e-6)
+    assert torch.isfinite(lp).all()
+
+
+def test_torch_agent_plays_legal_moves_in_the_engine() -> None:
+    agent = TorchAgent(PolicyValueNet(hidden=[16]), greedy=False, seed=0)
+    game = VectorGame(64, seed=1)
+    rng = np.random.default_rng(1)
+    for _ in range(120):  # the engine raises on any illegal action
+        game.step(agent.act(game.observe(), rng=rng))
+    greedy = TorchAgent(PolicyValueNet(hidden=[16]), greedy=True)
+    for _ in range(30):
+        game.step(greedy.act(game.observe()))
+
+
+# --------------------------------------------------------------------------- GAE
+
+
+def reference_gae(ld, od, values, rewards, done, gamma, lam):
+    """Stream by stream, straight from the definition (slow)."""
+    s_len, b, _ = values.shape
+    adv = np.zeros_like(values)
+    trainable = np.zeros(values.shape, bool)
+    carry = np.zeros(values.shape, bool)
+    carry_r = np.zeros((b, 2), np.float32)
+    for g in range(b):
+        for seat in range(2):
+            events = [s for s in range(s_len) if ld[s, g, seat] or od[s, g, seat]]
+            info = {}
+            for i in reversed([s for s in events if ld[s, g, seat]]):
+                later = [s for s in events if s > i]
+                nxt = later[0] if later else None
+                stop = nxt - 1 if nxt is not None else s_len - 1
+                dones = [k for k in range(i, stop + 1) if done[k, g, seat]]
+                end = dones[0] if dones else stop
+                ret = float(sum(rewards[k, g, seat] for k in range(i, end + 1)))
+                if dones:
+                    a = ret - values[i, g, seat]
+                    info[i] = (True, a)
+                elif nxt is not None and ld[nxt, g, seat]:
+                    ok, a_next = info[nxt]
+                    a = ret + gamma * values[nxt, g, seat] - values[i, g, seat]
+                    a += gamma * lam * (a_next if ok else 0.0)
+                    info[i] = (True, a)
+                else:
+                    info[i] = (False, 0.0)
+                    if nxt is None:
+                        carry[i, g, seat] = True
+                        carry_r[g, seat] = ret
+                trainable[i, g, seat], adv[i, g, seat] = info[i]
+    return adv, trainable, carry, carry_r
+
+
+def test_stream_gae_matches_reference() -> None:
+    rng = np.random.default_rng(5)
+    for _ in range(30):
+        s_len, b = 14, 6
+        mover = rng.integers(0, 2, (s_len, b))
+        learner = rng.random((s_len, b)) < 0.7
+        ld = np.zeros((s_len, b, 2), bool)
+        od = np.zeros((s_len, b, 2), bool)
+        g = np.arange(b)
+        ld[1:][np.nonzero(learner[1:])[0], g[np.nonzero(learner[1:])[1]],
+               mover[1:][learner[1:]]] = True
+        other = ~learner
+        od[1:][np.nonzero(other[1:])[0], g[np.nonzero(other[1:])[1]], mover[1:][other[1:]]] = True
+        ld[0] = rng.random((b, 2)) < 0.5  # carried decisions
+        values = rng.normal(size=(s_len, b, 2)).astype(np.float32)
+        rewards = (rng.normal(size=(s_len, b, 2)) * (rng.random((s_len, b, 2)) < 0.3)).astype(
+            np.float32)
+        done = np.repeat((rng.random((s_len, b)) < 0.1)[:, :, None], 2, axis=2)
+        done[0] = False
+        got = stream_gae(ld, od, values, rewards, done, 0.9, 0.8)
+        adv, trainable, carry, carry_r = reference_gae(ld, od, values, rewards, done, 0.9, 0.8)
+        np.testing.assert_array_equal(got.trainable, trainable)
+        np.testing.assert_array_equal(got.carry, carry)
+        np.testing.assert_allclose(got.advantages[trainable], adv[trainable], rtol=1e-5,
+                                   atol=1e-5)
+        has_carry = carry.any(axis=0)
+        np.testing.assert_allclose(got.carry_reward[has_carry], carry_r[has_carry], atol=1e-5)
+
+
+def test_every_self_play_decision_is_trained_once() -> None:
+    cfg = tiny_config(opponents={"self_play": 1.0, "pool": 0.0, "simple": 0.0},
+                      ppo={"epochs": 1}, run={"pipeline": False})
+    trainer = Trainer(cfg)
+    trained = 0
+    for _ in range(4):
+        trained += int(trainer.update()["samples"])
+    decisions = trainer.num_games * trainer.steps * 4
+    assert trained + int(trainer.pending["valid"].sum()) == decisions
+
+
+# --------------------------------------------------------------------------- training
+
+
+def test_points_shaping_matches_the_engine_points_reward() -> None:
+    from agents import make_agent
+    from agents.ppo import _posted_points
+
+    player = make_agent("simple")  # knocks at once: many hands and some matches end
+    a = VectorGame(128, seed=9, reward="points")
+    b = VectorGame(128, seed=9, reward="columns")
+    seen = ended = 0.0
+    for _ in range(500):
+        acts = player.act(a.observe())
+        before = b.sheets.scores.sum(axis=2)
+        ra, _ = a.step(acts)
+        _, info = b.step(acts)
+        mine = _posted_points(b, before, info, float(b.rules.target * b.rules.columns))
+        np.testing.assert_allclose(mine, ra, atol=1e-6)
+        seen += np.abs(ra).sum()
+        ended += info["match_over"].sum()
+    assert seen > 0 and ended > 0
+
+
+def test_tiny_training_run_end_to_end(tmp_path: Path) -> None:
+    import train
+
+    cfg_path = tmp_path / "tiny.toml"
+    cfg_path.write_text(
+        "[run]\nseed = 1\ntotal_steps = 384\nthreads = 1\ncheckpoint_every = 1\n"
+        "eval_every = 2\neval_matches = 2\nfinal_eval_matches = 2\n"
+        'eval_opponents = ["simple"]\n'
+        "[env]\nnum_games = 16\nrollout_steps = 8\npoints_coef = 0.5\n"
+        "[model]\nhidden = [32]\n[ppo]\nminibatch_size = 64\n"
+        "[opponents]\nsnapshot_every = 1\nsimple = 0.2\nstrong = 0.0\nblocks = 4\n"
+    )
+    logdir = tmp_path / "run"
+    out = train.train(train.parse_args(["--config", str(cfg_path), "--logdir", str(logdir),
+                                        "--no-progress"]))
+    assert out["updates"] == 3 and out["env_steps"] == 384
+    for name in ("config.toml", "checkpoints/latest.pt", "agent_final.pt", "agent_best.pt",
+                 "eval.jsonl"):
+        assert (logdir / name).exists(), name
+    assert list(logdir.glob("events.out.tfevents.*"))
+    assert "final_eval" in out and out["final_eval"]["simple"]["matches"] == 2
+    from agents import make_agent
+
+    agent = make_agent(f"ckpt:{logdir / 'agent_final.pt'}")
+    game = VectorGame(8, seed=0)
+    for _ in range(40):
+        game.step(agent.act(game.observe()))
+    # A second run into the same folder must be an explicit resume.
+    with pytest.raises(ValueError, match="--resume"):
+        train.train(train.parse_args(["--config", str(cfg_path), "--logdir", str(logdir)]))
+    # Resuming a finished run with a larger budget continues it.
+    out2 = train.train(train.parse_args(["--resume", str(logdir / "checkpoints/latest.pt"),
+                                         "--total-steps", "512", "--no-progress",
+                                         "--no-final-eval"]))
+    assert out2["updates"] == 4 and out2["env_steps"] == 512
+
+
+@pytest.mark.parametrize("pipeline", [True, False])
+def test_resume_reproduces_the_next_update(tmp_path: Path, pipeline: bool) -> None:
+    cfg = tiny_config(run={"pipeline": pipeline})
+    first = Trainer(cfg)
+    first.update()
+    first.update()  # the pool now holds snapshots and heuristic opponents play
+    path = atomic_save(first.checkpoint(), tmp_path / "latest.pt")
+    expected = first.update()
+    state_after = {k: v.clone() for k, v in first.model.state_dict().items()}
+
+    second = Trainer(cfg)
+    second.load_trainer_state(load_checkpoint(path))
+    got = second.update()
+    for key, value in second.model.state_dict().items():
+        assert torch.equal(value, state_after[key]), key
+    assert got["samples"] == expected["samples"]
+    assert got["loss/policy"] == expected["loss/policy"]
+    np.testing.assert_array_equal(second.game.hands, first.game.hands)
+    for key in first.pending:
+        np.testing.assert_array_equal(second.pending[key], first.pending[key])
+
+
+def test_seeded_runs_are_identical() -> None:
+    a, b = Trainer(tiny_config()), Trainer(tiny_config())
+    for _ in range(2):
+        a.update()
+        b.update()
+    for (k, v), w in zip(a.model.state_dict().items(), b.model.state_dict().values(), strict=True):
+        assert torch.equal(v, w), k
+
+
+# --------------------------------------------------------------------------- checkpoints
+
+
+def test_checkpoint_round_trip(tmp_path: Path) -> None:
+    model = PolicyValueNet(hidden=[24, 16])
+    path = save_agent(tmp_path / "a.pt", model, {"x": 1}, {"note": "hi"})
+    agent = load_torch_agent(path)
+    assert agent.meta["note"] == "hi"
+    for k, v in model.state_dict().items():
+        assert torch.equal(agent.model.state_dict()[k], v)
+    assert not list(tmp_path.glob(".*.tmp"))  # the temporary file was renamed away
+
+
+class Evil:
+    def __reduce__(self):
+        return (print, ("this must never run",))
+
+
+@pytest.mark.parametrize("kind", ["garbage", "empty", "pickle_code", "foreign_dict", "tensor",
+                                  "future_version", "wrong_obs_dim", "wrong_weights"])
+def test_bad_checkpoints_give_clear_errors(tmp_path: Path, kind: str) -> None:
+    path = tmp_path / f"{kind}.pt"
+    good = make_checkpoint(PolicyValueNet(hidden=[8]))
+    if kind == "garbage":
+        path.write_bytes(b"this is not a checkpoint at all\x00\x01")
+        match = "not a readable hgin checkpoint"
+    elif kind == "empty":
+        path.write_bytes(b"")
+        match = "not a readable hgin checkpoint"
+    elif kind == "pickle_code":
+        buf = io.BytesIO()
+        torch.save({"format": FORMAT, "evil": Evil()}, buf)
+        path.write_bytes(buf.getvalue())
+        match = "weights_only"
+    elif kind == "foreign_dict":
+        torch.save({"state_dict": PolicyValueNet(hidden=[8]).state_dict()}, path)
+        match = "not a hgin agent checkpoint"
+    elif kind == "tensor":
+        torch.save(torch.zeros(3), path)
+        match = "not a hgin agent checkpoint"
+    elif kind == "future_version":
+        torch.save({**good, "version": 99}, path)
+        match = "version 99"
+    elif kind == "wrong_obs_dim":
+        torch.save({**good, "obs_dim": OBS_DIM + 1}, path)
+        match = "obs_dim"
+    else:
+        bad = dict(good)
+        bad["model"] = {k: v[..., :1] for k, v in good["model"].items()}
+        torch.save(bad, path)
+        match = "does not match"
+    with pytest.raises(CheckpointError, match=match):
+        load_torch_agent(path)
+    from agents import make_agent
+
+    with pytest.raises(ValueError, match=match):
+        make_agent(f"ckpt:{path}")
+
+
+def test_missing_checkpoint() -> None:
+    with pytest.raises(FileNotFoundError, match="checkpoint not found"):
+        load_torch_agent("/nonexistent/x.pt")
+
+
+def test_pickle_payload_is_not_executed(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = tmp_path / "evil.pt"
+    path.write_bytes(pickle.dumps({"format": FORMAT, "evil": Evil()}))
+    with pytest.raises(CheckpointError):
+        load_checkpoint(path)
+    assert "must never run" not in capsys.readouterr().out
+
+
+def test_model_only_checkpoint_cannot_resume(tmp_path: Path) -> None:
+    path = save_agent(tmp_path / "a.pt", PolicyValueNet(hidden=[8]))
+    trainer = Trainer(tiny_config())
+    with pytest.raises(ValueError, match="trainer state"):
+        trainer.load_trainer_state(load_checkpoint(path))
+
+
+@pytest.mark.skipif(not PRETRAINED_PATH.exists(), reason="no shipped pretrained agent yet")
+def test_pretrained_agent_loads_and_beats_random() -> None:
+    from agents import make_agent
+
+    assert PRETRAINED_PATH.stat().st_size <= 5 * 1024 * 1024
+    agent = make_agent("pretrained")
+    res = evaluate_duplicate(agent, RandomAgent(0), 20, seed=1)
+    assert res["win_rate"] >= 0.9
+
+
+# --------------------------------------------------------------------------- config
+
+
+def test_config_files_are_valid() -> None:
+    for name in ("quick", "default"):
+        cfg = load_config(ROOT / "configs" / "train" / f"{name}.toml")
+        assert cfg["env"]["reward"] == "columns"
+
+
+def test_config_errors_name_the_key(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"ppo\.lrr"):
+        validate({"ppo": {"lrr": 1e-3}})
+    with pytest.raises(ValueError, match=r"\[optim\]"):
+        validate({"optim": {}})
+    with pytest.raises(ValueError, match=r"ppo\.lr"):
+        validate({"ppo": {"lr": -1.0}})
+    with pytest.raises(ValueError, match=r"env\.reward"):
+        validate({"env": {"reward": "score"}})
+    with pytest.raises(ValueError, match=r"env\.num_games"):
+        validate({"env": {"num_games": "many"}})
+    with pytest.raises(ValueError, match=r"model\.hidden"):
+        validate({"model": {"hidden": [0]}})
+    with pytest.raises(ValueError, match=r"ppo\.epochs"):
+        validate({"ppo": {"epochs": True}})
+    with pytest.raises(ValueError, match="opponents"):
+        validate({"opponents": {"self_play": 0, "pool": 0, "simple": 0, "strong": 0}})
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[ppo\nlr = 1")
+    with pytest.raises(ValueError, match="not valid TOML"):
+        load_config(bad)
+    with pytest.raises(FileNotFoundError):
+        load_config("no_such_config")
+
+
+def test_overrides() -> None:
+    assert parse_override("ppo.lr=1e-4") == ("ppo", "lr", 1e-4)
+    assert parse_override("model.hidden=[64, 32]") == ("model", "hidden", [64, 32])
+    assert parse_override("env.rules=classic") == ("env", "rules", "classic")
+    cfg = load_config("quick", ["ppo.lr=1e-4", "env.num_games=64"])
+    assert cfg["ppo"]["lr"] == 1e-4 and cfg["env"]["num_games"] == 64
+    with pytest.raises(ValueError, match=r"section\.key"):
+        parse_override("lr=1")
+    with pytest.raises(ValueError, match=r"ppo\.nope"):
+        load_config("quick", ["ppo.nope=1"])

@@ -1,0 +1,285 @@
+"""Self-play PPO training for Hollywood Gin.
+
+    python train.py --config configs/train/quick.toml [--logdir runs/quick]
+                    [--device cpu|cuda] [--resume runs/quick/checkpoints/latest.pt]
+                    [--set ppo.lr=1e-4 --set env.num_games=512 ...]
+
+Writes to the log directory: ``config.toml`` (the resolved config),
+TensorBoard scalars, ``checkpoints/latest.pt`` (the full training state,
+atomically replaced every ``run.checkpoint_every`` updates and on Ctrl-C /
+SIGTERM), ``agent_final.pt`` and ``agent_best.pt`` (model-only agents for
+``make_agent("ckpt:PATH")``), ``agents/update_NNNNN.pt`` at each evaluation
+and ``eval.jsonl``.  At the end it prints the evaluation table of the new
+agent against the baselines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from agents.ppo import Trainer, evaluate_duplicate, make_baseline
+from agents.torch_agent import (
+    TorchAgent,
+    atomic_save,
+    load_checkpoint,
+    save_agent,
+)
+from agents.train_config import load_config, parse_override, to_toml, validate
+
+ROOT = Path(__file__).resolve().parent
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--config", help="a TOML file or a name in configs/train (default: quick)")
+    p.add_argument("--logdir", help="output folder (default: runs/<config name>)")
+    p.add_argument("--resume", help="a training checkpoint (checkpoints/latest.pt) to continue")
+    p.add_argument("--device", help="cpu, cuda or cuda:N (overrides run.device)")
+    p.add_argument("--seed", type=int, help="overrides run.seed")
+    p.add_argument("--total-steps", type=int, help="overrides run.total_steps")
+    p.add_argument("--threads", type=int, help="torch CPU threads (overrides run.threads)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config key, e.g. --set ppo.lr=1e-4 (repeatable)")
+    p.add_argument("--no-progress", action="store_true", help="plain log lines, no progress bar")
+    p.add_argument("--no-final-eval", action="store_true", help="skip the final evaluation table")
+    return p.parse_args(argv)
+
+
+def resolve_config(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The run's config and, with ``--resume``, the checkpoint it continues."""
+    overrides = list(args.overrides)
+    for flag, key in ((args.device, "run.device"), (args.seed, "run.seed"),
+                      (args.total_steps, "run.total_steps"), (args.threads, "run.threads")):
+        if flag is not None:
+            overrides.append(f"{key}={json.dumps(flag)}")
+    ckpt = None
+    if args.resume:
+        ckpt = load_checkpoint(args.resume)
+        if "trainer" not in ckpt:
+            raise ValueError(f"{args.resume}: holds only a model, not a training state; "
+                             "resume from <logdir>/checkpoints/latest.pt")
+        if args.config:
+            cfg = load_config(args.config, overrides)
+        else:
+            raw = {s: dict(v) for s, v in ckpt["config"].items()}
+            for item in overrides:
+                section, key, value = parse_override(item)
+                raw.setdefault(section, {})[key] = value
+            cfg = validate(raw)
+    else:
+        cfg = load_config(args.config or "quick", overrides)
+    return cfg, ckpt
+
+
+class _Stop:
+    """Ctrl-C / SIGTERM: finish the current update, save, exit."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._old: dict[int, Any] = {}
+
+    def __enter__(self) -> _Stop:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self._old[sig] = signal.signal(sig, self._handler)
+            except ValueError:  # not the main thread
+                pass
+        return self
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        if self.requested:  # second signal: give up at once
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def __exit__(self, *exc: Any) -> None:
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+
+
+def run_evaluation(trainer: Trainer, matches: int, opponents: list[str],
+                   seed: int = 2024) -> dict[str, dict[str, float]]:
+    """The learner (greedy) against each baseline, in duplicate matches."""
+    agent = TorchAgent(trainer.model, greedy=True, device=trainer.device, name="learner")
+    results = {}
+    for spec in opponents:
+        opp = make_baseline(spec, seed=seed, rules=trainer.rules)
+        results[spec] = evaluate_duplicate(agent, opp, matches, trainer.rules, seed=seed)
+    trainer.model.train()
+    return results
+
+
+def eval_score(results: dict[str, dict[str, float]]) -> float:
+    """What "best" means: the mean win rate against simple and strong (else all)."""
+    keys = [k for k in ("simple", "strong") if k in results] or list(results)
+    return sum(results[k]["win_rate"] for k in keys) / max(len(keys), 1)
+
+
+def print_table(results: dict[str, dict[str, float]], title: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title)
+    for col in ("opponent", "matches", "match win %", "95% interval", "column win %",
+                "hand win %", "points margin"):
+        table.add_column(col, justify="right")
+    for spec, r in results.items():
+        table.add_row(spec, f"{int(r['matches'])}", f"{100 * r['win_rate']:.1f}",
+                      f"{100 * r['ci_low']:.1f}–{100 * r['ci_high']:.1f}",
+                      f"{100 * r['column_rate']:.1f}", f"{100 * r['hand_rate']:.1f}",
+                      f"{r['points_margin']:+.1f}")
+    Console().print(table)
+
+
+def train(args: argparse.Namespace) -> dict[str, Any]:
+    cfg, ckpt = resolve_config(args)
+    run = cfg["run"]
+    if run["threads"]:
+        torch.set_num_threads(int(run["threads"]))
+    if run["device"].startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"run.device is {run['device']!r} but CUDA is not available")
+    name = Path(args.config).stem if args.config else "quick"
+    if args.logdir:
+        logdir = Path(args.logdir)
+    elif args.resume:
+        logdir = Path(args.resume).resolve().parent.parent
+    else:
+        logdir = Path("runs") / name
+    latest = logdir / "checkpoints" / "latest.pt"
+    if ckpt is None and latest.exists():
+        raise ValueError(f"{logdir} already holds a run; continue it with --resume {latest} "
+                         "or choose another --logdir")
+    logdir.mkdir(parents=True, exist_ok=True)
+    (logdir / "config.toml").write_text(to_toml(cfg))
+
+    trainer = Trainer(cfg)
+    best = {"score": -1.0, "update": -1}
+    if ckpt is not None:
+        trainer.load_trainer_state(ckpt)
+        best = dict(ckpt.get("meta", {}).get("best", best))
+
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(logdir), purge_step=trainer.env_steps or None)
+    writer.add_text("config", "```toml\n" + to_toml(cfg) + "\n```", trainer.env_steps)
+    writer.add_text("command", " ".join(sys.argv), trainer.env_steps)
+
+    total = int(run["total_steps"])
+
+    def save(reason: str) -> None:
+        meta = {"best": best, "reason": reason, "time": time.time()}
+        atomic_save(trainer.checkpoint(meta), latest)
+
+    def evaluate(matches: int) -> dict[str, dict[str, float]]:
+        res = run_evaluation(trainer, matches, list(run["eval_opponents"]))
+        for spec, r in res.items():
+            for key in ("win_rate", "column_rate", "hand_rate", "points_margin"):
+                writer.add_scalar(f"eval/{spec}_{key}", r[key], trainer.env_steps)
+        with open(logdir / "eval.jsonl", "a") as f:
+            f.write(json.dumps({"update": trainer.updates, "env_steps": trainer.env_steps,
+                                "results": res}) + "\n")
+        meta = {"updates": trainer.updates, "env_steps": trainer.env_steps, "eval": res}
+        save_agent(logdir / "agents" / f"update_{trainer.updates:05d}.pt", trainer.model, cfg,
+                   meta)
+        score = eval_score(res)
+        if score > best["score"]:
+            best.update(score=score, update=trainer.updates)
+            save_agent(logdir / "agent_best.pt", trainer.model, cfg, meta)
+        return res
+
+    show_bar = not args.no_progress and sys.stdout.isatty()
+    progress = None
+    task = None
+    if show_bar:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        progress = Progress(TextColumn("[bold]train"), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("steps"), TextColumn("{task.fields[info]}"),
+                            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
+        progress.start()
+        task = progress.add_task("train", total=total, completed=trainer.env_steps, info="")
+    last_line = 0.0
+    start_steps, start_time = trainer.env_steps, time.perf_counter()
+    eval_every = int(run["eval_every"])
+    last_eval: dict[str, dict[str, float]] = {}
+    try:
+        with _Stop() as stop:
+            while trainer.env_steps < total and not stop.requested:
+                out = trainer.update()
+                step = trainer.env_steps
+                for key, value in out.items():
+                    writer.add_scalar(key, value, step)
+                elapsed = time.perf_counter() - start_time
+                rate = (step - start_steps) / max(elapsed, 1e-9)
+                writer.add_scalar("perf/avg_steps_per_s", rate, step)
+                if eval_every and trainer.updates % eval_every == 0:
+                    last_eval = evaluate(int(run["eval_matches"]))
+                if trainer.updates % int(run["checkpoint_every"]) == 0:
+                    save("interval")
+                summary = (f"{rate / 1000:.1f}k steps/s  ent {out.get('loss/entropy', 0):.2f}"
+                           + "".join(f"  {k} {100 * v['win_rate']:.0f}%"
+                                     for k, v in last_eval.items()))
+                if progress is not None:
+                    progress.update(task, completed=min(step, total), info=summary)
+                elif time.perf_counter() - last_line > 30 or step >= total:
+                    last_line = time.perf_counter()
+                    eta = (total - step) / max(rate, 1e-9)
+                    print(f"update {trainer.updates}  {step:,}/{total:,} steps  {summary}  "
+                          f"ETA {eta / 60:.1f} min", flush=True)
+            save("stopped" if stop.requested else "finished")
+    finally:
+        if progress is not None:
+            progress.stop()
+    writer.flush()
+    result: dict[str, Any] = {"logdir": str(logdir), "updates": trainer.updates,
+                              "env_steps": trainer.env_steps, "stopped": stop.requested}
+    if stop.requested:
+        print(f"stopped; resume with: python train.py --resume {latest}")
+        writer.close()
+        return result
+    meta = {"updates": trainer.updates, "env_steps": trainer.env_steps}
+    save_agent(logdir / "agent_final.pt", trainer.model, cfg, meta)
+    if best["update"] < 0:
+        save_agent(logdir / "agent_best.pt", trainer.model, cfg, meta)
+    if not args.no_final_eval and run["final_eval_matches"]:
+        res = run_evaluation(trainer, int(run["final_eval_matches"]),
+                             list(run["eval_opponents"]), seed=7)
+        for spec, r in res.items():
+            writer.add_scalar(f"final_eval/{spec}_win_rate", r["win_rate"], trainer.env_steps)
+        print_table(res, f"{logdir / 'agent_final.pt'}: duplicate matches "
+                         f"({cfg['env']['rules']} rules)")
+        result["final_eval"] = res
+    writer.close()
+    print(f"agent: {logdir / 'agent_final.pt'}  (best by evaluation: {logdir / 'agent_best.pt'})")
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        train(args)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    sys.exit(main())
