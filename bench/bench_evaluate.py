@@ -14,9 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from common import print_table
 
 from agents import make_agent
 from agents.arena import play_matches
@@ -43,8 +41,17 @@ def main() -> int:
     rows = [[f"{args.agents[0]}-{args.agents[1]}", args.rules, str(stats.num_matches),
              str(hands), str(stats.steps), f"{best:.1f}", f"{stats.num_matches / best:.1f}",
              f"{hands / best:.0f}"]]
-    print_table("evaluate.py throughput", ["pairing", "rules", "matches", "hands", "steps",
-                                           "seconds", "matches/s", "hands/s"], rows)
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="evaluate.py throughput")
+    for column in ("pairing", "rules", "matches", "hands", "steps", "seconds", "matches/s",
+                   "hands/s"):
+        table.add_column(column, justify="right")
+    for row in rows:
+        table.add_row(*row)
+    console = Console()
+    Console(width=max(console.width, 100)).print(table)
     if args.agents == ["simple", "simple"] and args.matches == 1000:
         verdict = "PASS" if best <= TARGET_SECONDS else "FAIL"
         print(f"target: 1000 simple-vs-simple matches in <= {TARGET_SECONDS:.0f} s: {verdict}")

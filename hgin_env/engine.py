@@ -319,28 +319,29 @@ class VectorGame:
         return self._mask
 
     def _compute_mask(self) -> np.ndarray:
+        # Whole-column writes over all games: cheaper than fancy-indexing the
+        # discarding rows, and stale per-game arrays are masked by the phase.
         b = self.num_games
-        mask = np.zeros((b, A.NUM_ACTIONS), np.int8)
         phase = self.phase
+        discarding = phase == A.PHASE_DISCARD
         offer = phase <= A.PHASE_OFFER_DEALER
-        mask[offer, A.TAKE_DISCARD] = 1
-        mask[offer, A.PASS] = 1
-        mask[phase == A.PHASE_DRAW_STOCK, A.DRAW_STOCK] = 1
         draw = phase == A.PHASE_DRAW
-        mask[draw, A.DRAW_STOCK] = 1
-        mask[draw, A.TAKE_DISCARD] = 1
-        rows = np.flatnonzero(phase == A.PHASE_DISCARD)
-        if rows.size:
-            held = unpack_masks(self.hands[rows, self.current_player[rows]]).astype(bool)
-            if self.rules.forbid_discard_of_taken:
-                taken = self.taken_card[rows]
-                has = taken >= 0
-                held[np.flatnonzero(has), taken[has]] = False
-            knock = held & (self.discard_deadwood[rows] <= self.knock_limit[rows, None])
-            mask[rows, : A.KNOCK] = held
-            mask[rows, A.KNOCK : A.DRAW_STOCK] = knock
-            if self.rules.big_gin:
-                mask[rows, A.BIG_GIN] = self.big_gin_ready[rows]
+        held = unpack_masks(self.hands[self._all, self.current_player]).view(bool)
+        held &= discarding[:, None]
+        if self.rules.forbid_discard_of_taken:
+            taken = self.taken_card
+            rows = np.flatnonzero(discarding & (taken >= 0))
+            held[rows, taken[rows]] = False
+        mask = np.zeros((b, A.NUM_ACTIONS), np.int8)
+        mask[:, : A.KNOCK] = held
+        mask[:, A.KNOCK : A.DRAW_STOCK] = held & (
+            self.discard_deadwood <= self.knock_limit[:, None]
+        )
+        mask[:, A.DRAW_STOCK] = draw | (phase == A.PHASE_DRAW_STOCK)
+        mask[:, A.TAKE_DISCARD] = offer | draw
+        mask[:, A.PASS] = offer
+        if self.rules.big_gin:
+            mask[:, A.BIG_GIN] = self.big_gin_ready & discarding
         return mask
 
     # ------------------------------------------------------------------ step
