@@ -276,10 +276,16 @@ class Trainer:
         return PoolAgent(model, self.gen, self.cfg["opponents"]["pool_greedy"], self.device,
                          f"snapshot@{upd}")
 
-    def assign_opponents(self) -> _Assignment:
-        """Give every block of games an opponent kind (and a pool snapshot or heuristic)."""
+    def opponent_weights(self, env_steps: int | None = None) -> np.ndarray:
+        """The opponent kinds' weights (KINDS order) at ``env_steps`` (default: now)."""
         opp = self.cfg["opponents"]
-        weights = np.array([float(opp[k]) for k in KINDS])
+        steps = self.env_steps if env_steps is None else env_steps
+        p = steps / max(1, self.cfg["run"]["total_steps"])
+        return np.array([_linear(float(opp[k]), float(opp[f"{k}_end"]), p) for k in KINDS])
+
+    def assign_opponents(self, env_steps: int | None = None) -> _Assignment:
+        """Give every block of games an opponent kind (and a pool snapshot or heuristic)."""
+        weights = self.opponent_weights(env_steps)
         if not self.pool:
             weights[0] += weights[1]
             weights[1] = 0.0
@@ -531,8 +537,9 @@ class Trainer:
 
     def _launch(self) -> tuple[threading.Thread | None, dict[str, Any]]:
         """Start collecting the next rollout (in a thread when pipelined)."""
-        assign = self.assign_opponents()
-        sched = self.schedule(self._ahead_state["env_steps"] if self._ahead_state else None)
+        steps = self._ahead_state["env_steps"] if self._ahead_state else None
+        assign = self.assign_opponents(steps)
+        sched = self.schedule(steps)
         bufs = self._next_buffers()
         box: dict[str, Any] = {}
 

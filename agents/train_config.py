@@ -101,6 +101,9 @@ SCHEMA: dict[str, dict[str, Spec]] = {
         "random": ((int, float), 0.0, _non_negative, "a non-negative weight"),
         "simple": ((int, float), 0.1, _non_negative, "a non-negative weight"),
         "strong": ((int, float), 0.1, _non_negative, "a non-negative weight"),
+        **{f"{kind}_end": ((int, float), -1.0, lambda x: x == -1 or x >= 0,
+                           "the weight at the end of the run (-1 = constant)")
+           for kind in OPPONENT_KINDS},
         "blocks": (int, 16, _positive, "a positive number of game blocks"),
         "snapshot_every": (int, 10, _positive, "a positive number of updates"),
         "pool_size": (int, 8, _positive, "a positive number of snapshots"),
@@ -154,10 +157,12 @@ def validate(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def _cross_checks(cfg: dict[str, dict[str, Any]]) -> None:
     opp = cfg["opponents"]
-    weights = [opp[k] for k in OPPONENT_KINDS]
-    if sum(weights) <= 0:
-        raise ValueError("config: the opponents.* weights "
-                         f"({', '.join(OPPONENT_KINDS)}) must not all be zero")
+    for suffix in ("", "_end"):
+        weights = [opp[k] if opp[f"{k}_end"] < 0 or not suffix else opp[f"{k}_end"]
+                   for k in OPPONENT_KINDS]
+        if sum(weights) <= 0:
+            raise ValueError(f"config: the opponents.*{suffix} weights "
+                             f"({', '.join(OPPONENT_KINDS)}) must not all be zero")
     if cfg["run"]["eval_matches"] % 2 or cfg["run"]["final_eval_matches"] % 2:
         raise ValueError("bad value for config key run.eval_matches/final_eval_matches: "
                          "must be even (duplicate pairs)")

@@ -117,14 +117,35 @@ def _segment_starts(origin: np.ndarray) -> np.ndarray:
     return np.flatnonzero(np.r_[True, origin[1:] != origin[:-1]])
 
 
+def _split_candidates(lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Hands with a set candidate: ``(single, single_set_cards, general)``.
+
+    Most candidate hands have exactly one rank of exactly three cards, whose
+    only choices are "set" or "no set"; those skip the general expansion.
+    """
+    threes = bl.ranks_with_at_least(lanes, 3)
+    candidates = np.flatnonzero(threes)
+    if candidates.size == 0:
+        empty = np.zeros(0, np.int64)
+        return empty, np.zeros(0, _U64), empty
+    sub = lanes[candidates]
+    ranks = threes[candidates]
+    single = (np.bitwise_count(ranks) == 1) & (bl.ranks_with_at_least(sub, 4) == 0)
+    set_cards = bl.rank_columns(ranks[single]) & sub[single]
+    return candidates[single], set_cards, candidates[~single]
+
+
 def _min_deadwood_lanes(lanes: np.ndarray) -> np.ndarray:
     result = lane_run_deadwood(lanes)
-    candidates = np.flatnonzero(bl.ranks_with_at_least(lanes, 3))
-    if candidates.size:
-        sub = lanes[candidates]
-        origin, set_cards = expand_set_choices(sub)
-        values = lane_run_deadwood(sub[origin] & ~set_cards)
-        result[candidates] = np.minimum.reduceat(values, _segment_starts(origin))
+    single, set_cards, general = _split_candidates(lanes)
+    if single.size:
+        with_set = lane_run_deadwood(lanes[single] & ~set_cards)
+        result[single] = np.minimum(result[single], with_set)
+    if general.size:
+        sub = lanes[general]
+        origin, choice_cards = expand_set_choices(sub)
+        values = lane_run_deadwood(sub[origin] & ~choice_cards)
+        result[general] = np.minimum.reduceat(values, _segment_starts(origin))
     return result
 
 
@@ -154,16 +175,28 @@ def _discard_table() -> np.ndarray:
 
 _DISCARD_ROWS = _discard_table()
 _TOP_BITS = _U64(0x8080_8080_8080_8080)
-_LOW_SEVEN = _U64(0x7F)
+_SENTINEL_LOW = _U64(0x0101_0101_0101_0101 * (SENTINEL & 0xFF))
+_SENTINEL_HIGH = _U64(0x0101_0101_0101_0101 * (SENTINEL >> 8))
 
 
 def _bytes_to_output(out: np.ndarray) -> np.ndarray:
-    """(n, 64) lane-ordered bytes to (n, 52) int16 with ``SENTINEL`` for cards not held."""
+    """(n, 64) lane-ordered bytes to (n, 52) int16 with ``SENTINEL`` for cards not held.
+
+    The low and high bytes of each int16 are built eight at a time in
+    ``uint64`` words (a not-held byte becomes SENTINEL's two bytes), then
+    interleaved; a plain widening cast plus a masked fix-up costs about half
+    as much again.
+    """
+    n = out.shape[0]
     words = out.view(_U64)
-    words |= ((words & _TOP_BITS) >> _U64(7)) * _LOW_SEVEN  # not held -> 255
-    wide = out.astype(np.int16)
-    wide += (wide >> 7) * (SENTINEL - 255)
-    return np.ascontiguousarray(wide.reshape(-1, 4, 16)[:, :, :13]).reshape(-1, NUM_CARDS)
+    not_held = ((words & _TOP_BITS) >> _U64(7)) * _U64(0xFF)
+    low = words ^ ((words ^ _SENTINEL_LOW) & not_held)
+    high = not_held & _SENTINEL_HIGH
+    result = np.empty((n, 4, 13, 2), np.uint8)
+    low_at = 0 if np.little_endian else 1
+    result[..., low_at] = low.view(np.uint8).reshape(n, 4, 16)[:, :, :13]
+    result[..., 1 - low_at] = high.view(np.uint8).reshape(n, 4, 16)[:, :, :13]
+    return result.view(np.int16).reshape(n, NUM_CARDS)
 
 
 def _after_discard_bytes(lanes: np.ndarray) -> np.ndarray:
@@ -215,14 +248,17 @@ def discard_table_unchecked(masks: np.ndarray) -> np.ndarray:
     """:func:`deadwood_after_discard` for a 1-D ``uint64`` array known to be valid (engine path)."""
     lanes = bl.to_lanes(masks)
     out = _after_discard_bytes(lanes)
-    candidates = np.flatnonzero(bl.ranks_with_at_least(lanes, 3))
-    if candidates.size:
-        sub = lanes[candidates]
-        origin, set_cards = expand_set_choices(sub)
-        # Set cards are removed from each row's hand, so they already read as
-        # "not held" there: a card placed in a set is never that row's discard.
-        rows = _after_discard_bytes(sub[origin] & ~set_cards)
-        out[candidates] = _min_by_segment(rows, origin, candidates.size)
+    # Set cards are removed from each choice's hand, so they already read as
+    # "not held" there: a card placed in a set is never that choice's discard.
+    single, set_cards, general = _split_candidates(lanes)
+    if single.size:
+        with_set = _after_discard_bytes(lanes[single] & ~set_cards)
+        out[single] = np.minimum(out[single], with_set)
+    if general.size:
+        sub = lanes[general]
+        origin, choice_cards = expand_set_choices(sub)
+        rows = _after_discard_bytes(sub[origin] & ~choice_cards)
+        out[general] = _min_by_segment(rows, origin, general.size)
     return _bytes_to_output(out)
 
 

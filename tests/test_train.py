@@ -260,6 +260,18 @@ def test_resume_reproduces_the_next_update(tmp_path: Path, pipeline: bool) -> No
         np.testing.assert_array_equal(second.pending[key], first.pending[key])
 
 
+def test_opponent_curriculum() -> None:
+    cfg = tiny_config(opponents={"self_play": 1.0, "self_play_end": 0.0, "pool": 0.0,
+                                 "simple": 0.0, "simple_end": 1.0})
+    trainer = Trainer(cfg)
+    total = cfg["run"]["total_steps"]
+    np.testing.assert_allclose(trainer.opponent_weights(0), [1, 0, 0, 0, 0])
+    np.testing.assert_allclose(trainer.opponent_weights(total // 2), [0.5, 0, 0, 0.5, 0])
+    np.testing.assert_allclose(trainer.opponent_weights(total), [0, 0, 0, 1, 0])
+    kinds = trainer.assign_opponents(total).kinds
+    assert kinds == ["simple"] * trainer.num_blocks
+
+
 def test_seeded_runs_are_identical() -> None:
     a, b = Trainer(tiny_config()), Trainer(tiny_config())
     for _ in range(2):
