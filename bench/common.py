@@ -39,4 +39,5 @@ def print_table(title: str, columns: list[str], rows: list[list[str]]) -> None:
         table.add_column(column, justify="right")
     for row in rows:
         table.add_row(*row)
-    Console().print(table)
+    console = Console()
+    Console(width=max(console.width, 120)).print(table)
