@@ -14,7 +14,10 @@ opponent, unseen, forbidden, deadwood after discarding it), each card's
 meld partners (same rank, ranks ±1 and ±2 of the same suit) among our hand,
 the opponent's known cards and the unseen cards, and the card's value — so
 "shed the card that leaves the least deadwood, unless the opponent can use
-it" is a few weights away.  Illegal actions get a logit of ``MASKED_LOGIT``
+it" is a few weights away.  Likewise the draw / take / pass logits get a term
+linear in the draw features, with weights from the trunk, so "take the
+discard when it cuts the deadwood" does not have to be found through the
+trunk before the take action has been abandoned.  Illegal actions get a logit of ``MASKED_LOGIT``
 and are never sampled.
 """
 
@@ -114,6 +117,11 @@ class PolicyValueNet(nn.Module):
             self.card_coef = nn.Linear(width, 2 * self.card_features)
             nn.init.zeros_(self.card_coef.weight)
             nn.init.zeros_(self.card_coef.bias)
+            if self.features == "draw":
+                # Draw, take and pass logits get a term linear in the draw features.
+                self.draw_coef = nn.Linear(width, 3 * DRAW_FEATURES)
+                nn.init.zeros_(self.draw_coef.weight)
+                nn.init.zeros_(self.draw_coef.bias)
 
     @property
     def card_features(self) -> int:
@@ -157,7 +165,15 @@ class PolicyValueNet(nn.Module):
         if self.card_head:
             coef = self.card_coef(h).view(-1, 2, self.card_features)
             card = torch.bmm(coef, self._card_feats(x)).view(-1, 2 * NUM_CARDS)
-            logits = torch.cat([logits[:, : 2 * NUM_CARDS] + card, logits[:, 2 * NUM_CARDS :]], 1)
+            parts = [logits[:, : 2 * NUM_CARDS] + card]
+            if self.features == "draw":
+                d = self.draw_coef(h).view(-1, 3, DRAW_FEATURES)
+                draw = torch.bmm(d, x[:, self.obs_dim :, None]).squeeze(2)
+                parts.append(logits[:, A.DRAW_STOCK : A.PASS + 1] + draw)
+                parts.append(logits[:, A.PASS + 1 :])
+            else:
+                parts.append(logits[:, 2 * NUM_CARDS :])
+            logits = torch.cat(parts, 1)
         return logits, self.value(h).squeeze(-1)
 
 

@@ -20,8 +20,8 @@ way), rollouts spread over ``--num-env-runners`` workers on all machines::
 
     python examples/rllib_selfplay.py --address auto --num-env-runners 16
 
-Options: ``--iterations``, ``--timesteps`` (stop once that many env steps are
-sampled), ``--address``, ``--num-env-runners``, ``--rules``, ``--reward``,
+Options: ``--iterations`` (default 20), ``--timesteps`` (stop once that many
+env steps are sampled), ``--address``, ``--num-env-runners``, ``--rules``, ``--reward``,
 ``--seed``, ``--eval-matches``, ``--opponent``, ``--save DIR``; ``--help``
 lists the PPO settings.
 """
@@ -222,9 +222,10 @@ def build_config(args: argparse.Namespace) -> PPOConfig:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--iterations", type=int, default=20, help="PPO training iterations")
+    p.add_argument("--iterations", type=int, default=None,
+                   help="PPO training iterations (default 20, or unlimited with --timesteps)")
     p.add_argument("--timesteps", type=int, default=None,
-                   help="also stop once this many env steps are sampled")
+                   help="stop once this many env steps are sampled")
     p.add_argument("--address", default=None,
                    help="Ray cluster to join ('auto' or HOST:PORT); default: a local Ray")
     p.add_argument("--num-env-runners", type=int, default=1,
@@ -263,7 +264,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
     started_ray = not ray.is_initialized()
     if started_ray:
-        if args.address:
+        if args.address or os.environ.get("RAY_ADDRESS"):
             ray.init(address=args.address, logging_level="ERROR")
         else:
             cpus = max(os.cpu_count() or 1, args.num_env_runners + 1)
@@ -281,7 +282,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         steps = episodes = 0
         history = []
         out: dict[str, Any] = {}
-        for it in range(1, args.iterations + 1):
+        iterations = args.iterations
+        if iterations is None:
+            iterations = 20 if args.timesteps is None else sys.maxsize
+        for it in range(1, iterations + 1):
             out = algo.train()
             runners = out.get(ENV_RUNNER_RESULTS, {})
             steps = int(runners.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, steps))
