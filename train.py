@@ -232,7 +232,10 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
                     last_eval = evaluate(int(run["eval_matches"]))
                 if trainer.updates % int(run["checkpoint_every"]) == 0:
                     save("interval")
-                summary = (f"{rate / 1000:.1f}k steps/s  ent {out.get('loss/entropy', 0):.2f}"
+                phase = (f"imitating {100 * out['imitation/accuracy']:.0f}%  "
+                         if "imitation/accuracy" in out else "")
+                summary = (f"{phase}{rate / 1000:.1f}k steps/s  "
+                           f"ent {out.get('loss/entropy', 0):.2f}"
                            + "".join(f"  {k} {100 * v['win_rate']:.0f}%"
                                      for k, v in last_eval.items()))
                 if progress is not None:

@@ -13,6 +13,15 @@ the match ends (``info["match_over"]``).  GAE runs backwards over the rollout
 on (slot, game, seat) arrays.  A stream's last decision in a rollout has no
 successor yet; it is carried into the next rollout (slot 0) and trained there,
 bootstrapped from the value at that seat's next decision.
+
+Imitation (``[imitation]`` in the config): for the first ``imitation.steps``
+environment steps a heuristic teacher plays every learner seat, and an
+update fits the policy to the teacher's moves (cross-entropy, logged as
+``loss/policy`` and ``imitation/accuracy``) and the value head to the returns
+of that play.  PPO then starts from a policy that already plays like the
+teacher and a value head that already knows what its hands are worth; from
+scratch, self-play spends tens of millions of steps on meld arithmetic and
+knock timing before it can learn anything about the opponent.
 """
 
 from __future__ import annotations
@@ -35,7 +44,7 @@ from hgin_env.observation import OBS_DIM
 from hgin_env.rules import load_rules
 
 from .base import sample_uniform_legal
-from .model import PolicyValueNet, logp_entropy, sample_masked
+from .model import PolicyValueNet, logp_entropy, masked_logits, sample_masked
 from .torch_agent import make_checkpoint, pack_array, unpack_array
 
 KINDS = ("self_play", "pool", "random", "simple", "strong")
@@ -201,7 +210,7 @@ class Trainer:
         torch.manual_seed(seed)
         mcfg = config["model"]
         self.model = PolicyValueNet(OBS_DIM, NUM_ACTIONS, mcfg["hidden"], mcfg["card_head"],
-                                    mcfg["features"]).to(self.device)
+                                    mcfg["features"], mcfg["knock_gate"]).to(self.device)
         self.actor = PolicyValueNet.from_arch(self.model.arch()).to(self.device).eval()
         self.actor.load_state_dict(self.model.state_dict())
         self.opt = torch.optim.Adam(self.model.parameters(), lr=config["ppo"]["lr"], eps=1e-5)
@@ -220,6 +229,8 @@ class Trainer:
         self.pool: list[tuple[int, dict[str, torch.Tensor]]] = []
         self._pool_models: dict[int, PolicyValueNet] = {}
         self._baselines: dict[str, Any] = {}
+        if config["imitation"]["teacher"] != "none":  # built here, not in the collector thread
+            self.baseline(config["imitation"]["teacher"])
         self.learner_seat = (np.arange(b) % 2).astype(np.int8)
         blocks = max(1, min(int(config["opponents"]["blocks"]), b))
         self.block_of_game = (np.arange(b) * blocks // b).astype(np.int64)
@@ -251,11 +262,17 @@ class Trainer:
         env, ppo = self.cfg["env"], self.cfg["ppo"]
         steps = self.env_steps if env_steps is None else env_steps
         p = steps / max(1, self.cfg["run"]["total_steps"])
-        return {
+        out = {
             "lr": _linear(ppo["lr"], ppo["lr_end"], p),
             "ent_coef": _linear(ppo["ent_coef"], ppo["ent_coef_end"], p),
+            "knock_ent_coef": _linear(ppo["knock_ent_coef"], ppo["knock_ent_coef_end"], p),
             "points_coef": _linear(env["points_coef"], env["points_coef_end"], p),
+            "imitate": float(self.cfg["imitation"]["teacher"] != "none"
+                             and steps < self.cfg["imitation"]["steps"]),
         }
+        if out["imitate"]:
+            out["lr"] = float(self.cfg["imitation"]["lr"])
+        return out
 
     # ------------------------------------------------------------------ opponents
     def baseline(self, spec: str) -> Any:
@@ -356,6 +373,7 @@ class Trainer:
         actor = self.actor
         dev = self.device
         c_div = float(self.rules.target * self.rules.columns)
+        teacher = self.baseline(self.cfg["imitation"]["teacher"]) if sched["imitate"] else None
         for t in range(t_len):
             ob = game.observe()
             obs, mask = ob["observation"], ob["action_mask"]
@@ -371,7 +389,14 @@ class Trainer:
                 with torch.inference_mode():
                     xd, md = (x, m) if dev.type == "cpu" else (x.to(dev), m.to(dev))
                     logits, v = actor(xd)
-                    a, lp = sample_masked(logits, md, self.gen)
+                    if teacher is None:
+                        a, lp = sample_masked(logits, md, self.gen)
+                    else:  # imitation: the teacher plays the learner's seats
+                        ta = teacher.act({"observation": obs[lrows], "action_mask": mask[lrows]},
+                                         rng=self.rng)
+                        a = torch.from_numpy(ta).to(dev)
+                        logp_all = torch.log_softmax(masked_logits(logits, md), dim=-1)
+                        lp = logp_all.gather(1, a[:, None]).squeeze(1)
                 bufs.act[n : n + k] = a.cpu()
                 bufs.logp[n : n + k] = lp.cpu()
                 bufs.val[n : n + k] = v.cpu()
@@ -461,6 +486,7 @@ class Trainer:
         ret = adv + old_v
         model = self.model.train()
         dev = self.device
+        imitate = bool(sched.get("imitate", 0.0))
         mb = min(int(ppo["minibatch_size"]), n)
         clip = float(ppo["clip"])
         sums: dict[str, float] = {}
@@ -480,13 +506,24 @@ class Trainer:
                 if ppo["normalize_advantages"] and adv_b.numel() > 1:
                     adv_b = (adv_b - adv_b.mean()) / (adv_b.std() + 1e-8)
                 logits, v = model(x)
-                logp, ent = logp_entropy(logits, m, a)
+                logp, ent, kent = logp_entropy(logits, m, a)
                 log_ratio = logp - old
                 ratio = log_ratio.exp()
-                pg = -torch.min(ratio * adv_b, ratio.clamp(1 - clip, 1 + clip) * adv_b).mean()
                 vloss = 0.5 * (v - ret_b).square().mean()
                 entropy = ent.mean()
-                loss = pg + ppo["vf_coef"] * vloss - sched["ent_coef"] * entropy
+                knock_ent = kent.mean()
+                if imitate:
+                    # Behaviour cloning: the stored actions are the teacher's.
+                    pg = -logp.mean()
+                    loss = pg + ppo["vf_coef"] * vloss
+                    with torch.no_grad():
+                        hit = (masked_logits(logits, m).argmax(dim=1) == a).float().mean()
+                    sums["imitation/accuracy"] = sums.get("imitation/accuracy", 0.0) + float(hit)
+                else:
+                    pg = -torch.min(ratio * adv_b,
+                                    ratio.clamp(1 - clip, 1 + clip) * adv_b).mean()
+                    loss = (pg + ppo["vf_coef"] * vloss - sched["ent_coef"] * entropy
+                            - sched["knock_ent_coef"] * knock_ent)
                 self.opt.zero_grad(set_to_none=True)
                 loss.backward()
                 gnorm = nn.utils.clip_grad_norm_(model.parameters(), ppo["max_grad_norm"])
@@ -495,11 +532,12 @@ class Trainer:
                     kl = ((ratio - 1) - log_ratio).mean()
                     clipfrac = ((ratio - 1).abs() > clip).float().mean()
                 for key, val in (("loss/policy", pg), ("loss/value", vloss),
-                                 ("loss/entropy", entropy), ("loss/approx_kl", kl),
+                                 ("loss/entropy", entropy), ("loss/knock_entropy", knock_ent),
+                                 ("loss/approx_kl", kl),
                                  ("loss/clip_fraction", clipfrac), ("loss/grad_norm", gnorm)):
                     sums[key] = sums.get(key, 0.0) + float(val.detach())
                 count += 1
-                if ppo["target_kl"] and float(kl) > 1.5 * ppo["target_kl"]:
+                if not imitate and ppo["target_kl"] and float(kl) > 1.5 * ppo["target_kl"]:
                     stop = True
                     break
             if stop:

@@ -48,7 +48,7 @@ import numpy as np
 
 from hgin_env import actions as A
 from hgin_env.cards import CARD_VALUES, NUM_CARDS, unpack_masks
-from hgin_env.melds import deadwood_after_discard
+from hgin_env.melds import deadwood_after_discard, min_deadwood_after_discard
 from hgin_env.rules import Rules, load_rules
 
 from .view import ObsView, card_bit, decode
@@ -176,7 +176,7 @@ class StrongAgent:
         r_rows, r_cards = np.nonzero(rel)
         h11 = hands[r_rows] | (np.uint64(1) << r_cards.astype(np.uint64))
         # One meld-minimiser call for the hands and every (hand + partner card).
-        after = deadwood_after_discard(np.concatenate([hands, h11])).min(axis=1).astype(np.int64)
+        after = min_deadwood_after_discard(np.concatenate([hands, h11])).astype(np.int64)
         removal = np.maximum(dw - after[:n], 0)  # best single-card removal gain
         irr = unseen_bits & ~rel
         gain_irr = (irr * np.maximum(removal[:, None] - _VALUES[None, :], 0)).sum(axis=1)

@@ -29,7 +29,7 @@ import torch
 from hgin_env.actions import NUM_ACTIONS
 from hgin_env.observation import OBS_DIM
 
-from .model import PolicyValueNet, sample_masked
+from .model import PolicyValueNet, masked_logits, sample_masked
 
 FORMAT = "hgin-torch-agent"
 VERSION = 1
@@ -71,7 +71,7 @@ class TorchAgent:
         x, m = self._tensors(obs)
         with torch.inference_mode():
             logits, value = self.model(x)
-            probs = torch.softmax(logits.masked_fill(m == 0, -1e9), dim=-1)
+            probs = torch.softmax(masked_logits(logits, m), dim=-1)
         return probs.cpu().numpy(), value.cpu().numpy()
 
     def act(self, obs: dict[str, np.ndarray], rng: np.random.Generator | None = None) -> np.ndarray:
@@ -98,7 +98,10 @@ class TorchAgent:
 
     def _tensors(self, obs: dict[str, np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
         x = torch.from_numpy(self.model.featurize(obs["observation"])).to(self.device)
-        m = torch.as_tensor(np.asarray(obs["action_mask"]), device=self.device)
+        mask = np.asarray(obs["action_mask"])
+        if not mask.flags.writeable:  # the engine's mask is read-only; torch wants to own one
+            mask = mask.copy()
+        m = torch.as_tensor(mask, device=self.device)
         return x, m
 
 

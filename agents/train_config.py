@@ -76,7 +76,9 @@ SCHEMA: dict[str, dict[str, Spec]] = {
     "model": {
         "hidden": (list, [256, 128], _hidden, "a list of 1-4 layer widths in 8..4096"),
         "card_head": (bool, True, None, "true or false"),
-        "features": (str, "draw", lambda x: x in ("none", "draw"), "'none' or 'draw'"),
+        "features": (str, "draw", lambda x: x in ("none", "draw", "knock"),
+                     "'none', 'draw' or 'knock' (draw plus knock features)"),
+        "knock_gate": (bool, False, None, "true or false (knock-or-not as one bounded choice)"),
     },
     "ppo": {
         "lr": ((int, float), 3e-4, _positive, "a positive learning rate"),
@@ -90,10 +92,21 @@ SCHEMA: dict[str, dict[str, Spec]] = {
         "ent_coef": ((int, float), 0.01, _non_negative, "a non-negative weight"),
         "ent_coef_end": ((int, float), -1.0, lambda x: x == -1 or x >= 0,
                          "the entropy weight at the end of the run (-1 = constant)"),
+        "knock_ent_coef": ((int, float), 0.0, _non_negative,
+                           "a non-negative weight of the knock-or-not entropy bonus"),
+        "knock_ent_coef_end": ((int, float), -1.0, lambda x: x == -1 or x >= 0,
+                               "the knock entropy weight at the end of the run (-1 = constant)"),
         "vf_coef": ((int, float), 0.5, _non_negative, "a non-negative weight"),
         "max_grad_norm": ((int, float), 0.5, _positive, "a positive norm"),
         "target_kl": ((int, float), 0.0, _non_negative, "0 (off) or a positive KL bound"),
         "normalize_advantages": (bool, True, None, "true or false"),
+    },
+    "imitation": {
+        "teacher": (str, "none", lambda x: x in ("none", "simple", "strong"),
+                    "'none', 'simple' or 'strong'"),
+        "steps": (int, 0, _non_negative,
+                  "a non-negative number of environment steps (the first ones of the run)"),
+        "lr": ((int, float), 1e-3, _positive, "a positive learning rate (imitation phase)"),
     },
     "opponents": {
         "self_play": ((int, float), 0.5, _non_negative, "a non-negative weight"),

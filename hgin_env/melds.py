@@ -244,9 +244,31 @@ def deadwood_after_discard(masks: np.ndarray | int) -> np.ndarray:
     return discard_table_unchecked(arr.reshape(-1)).reshape((*arr.shape, NUM_CARDS))
 
 
+def min_deadwood_after_discard(masks: np.ndarray | int) -> np.ndarray:
+    """Least deadwood after the best discard of each hand (``masks.shape``, int16).
+
+    ``deadwood_after_discard(masks).min(axis=-1)`` without building the
+    per-card table: what a player weighing "draw this card, then discard
+    best" needs for many candidate hands at once.  Every hand must hold at
+    least one card.
+    """
+    arr = _as_masks(masks)
+    flat = arr.reshape(-1)
+    if (flat == 0).any():
+        raise ValueError("min_deadwood_after_discard needs hands of at least one card")
+    if flat.size == 0:
+        return np.zeros(arr.shape, np.int16)
+    best = _discard_bytes(bl.to_lanes(flat)).min(axis=1)
+    return best.astype(np.int16).reshape(arr.shape)
+
+
 def discard_table_unchecked(masks: np.ndarray) -> np.ndarray:
     """:func:`deadwood_after_discard` for a 1-D ``uint64`` array known to be valid (engine path)."""
-    lanes = bl.to_lanes(masks)
+    return _bytes_to_output(_discard_bytes(bl.to_lanes(masks)))
+
+
+def _discard_bytes(lanes: np.ndarray) -> np.ndarray:
+    """(n, 64) lane-ordered bytes of the deadwood after each discard (>= 128: not held)."""
     out = _after_discard_bytes(lanes)
     # Set cards are removed from each choice's hand, so they already read as
     # "not held" there: a card placed in a set is never that choice's discard.
@@ -259,7 +281,7 @@ def discard_table_unchecked(masks: np.ndarray) -> np.ndarray:
         origin, choice_cards = expand_set_choices(sub)
         rows = _after_discard_bytes(sub[origin] & ~choice_cards)
         out[general] = _min_by_segment(rows, origin, general.size)
-    return _bytes_to_output(out)
+    return out
 
 
 def split_melds(set_cards: int, run_cards: int) -> list[int]:
@@ -314,6 +336,7 @@ __all__ = [
     "expand_set_choices",
     "hand_values",
     "min_deadwood",
+    "min_deadwood_after_discard",
     "split_melds",
 ]
 

@@ -184,6 +184,25 @@ def test_deadwood_after_discard(masks):
 
 
 @fast_settings()
+@given(st.lists(st.one_of(hands(10), hands(11), meld_dense_hands(11),
+                          st.integers(1, 11).flatmap(hands)), min_size=1, max_size=6))
+def test_min_deadwood_after_discard(masks):
+    got = _melds().min_deadwood_after_discard(_u64(masks))
+    assert got.shape == (len(masks),)
+    for mask, g in zip(masks, got.tolist(), strict=True):
+        want = min(deadwood_after_discard_ref(mask).values())
+        assert g == want, f"min_deadwood_after_discard({fmt(mask)!r}) = {g}, reference {want}"
+
+
+def test_min_deadwood_after_discard_edges():
+    m = _melds()
+    assert m.min_deadwood_after_discard(_u64([])).shape == (0,)
+    assert m.min_deadwood_after_discard(int(parse("KS"))) == 0
+    with pytest.raises(ValueError, match="at least one card"):
+        m.min_deadwood_after_discard(_u64([0]))
+
+
+@fast_settings()
 @given(st.one_of(hands(10), hands(11), meld_dense_hands(10), meld_dense_hands(11)))
 def test_best_melds(mask):
     _check_best_melds(mask)

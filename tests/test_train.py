@@ -77,6 +77,31 @@ def test_sampling_never_picks_an_illegal_action() -> None:
         assert (mask.gather(1, greedy[:, None]) == 1).all()
 
 
+def test_knock_gate_bounds_and_legality() -> None:
+    from agents.model import GATE_BOUND, masked_logits
+
+    gen = torch.Generator().manual_seed(1)
+    b = 512
+    mask = torch.zeros(b, NUM_ACTIONS, dtype=torch.int8)
+    mask[:, [3, 7, 20]] = 1  # discards
+    mask[:, [55, 59]] = 1  # knocks
+    logits = torch.randn(b, NUM_ACTIONS + 1, generator=gen) * 3
+    logits[:, -1] = torch.linspace(-1e4, 1e4, b)  # the gate, far beyond its bound
+    probs = torch.softmax(masked_logits(logits, mask), dim=1)
+    knock = probs[:, 52:104].sum(1)
+    lo = torch.sigmoid(torch.tensor(-GATE_BOUND))
+    assert (knock >= lo - 1e-5).all() and (knock <= 1 - lo + 1e-5).all()
+    assert torch.allclose(probs.sum(1), torch.ones(b), atol=1e-5)
+    assert (probs[mask == 0] == 0).all()
+    for _ in range(20):
+        action, _ = sample_masked(logits, mask, gen)
+        assert (mask.gather(1, action[:, None]) == 1).all()
+    agent = TorchAgent(PolicyValueNet(hidden=[16], knock_gate=True), greedy=False, seed=0)
+    game = VectorGame(32, seed=2)
+    for _ in range(60):
+        game.step(agent.act(game.observe()))
+
+
 def test_single_legal_action_and_masked_entropy() -> None:
     mask = torch.zeros(4, NUM_ACTIONS, dtype=torch.int8)
     mask[:, 104] = 1
@@ -84,9 +109,24 @@ def test_single_legal_action_and_masked_entropy() -> None:
     action, logp = sample_masked(logits, mask)
     assert (action == 104).all()
     assert torch.allclose(logp, torch.zeros(4), atol=1e-6)
-    lp, ent = logp_entropy(logits, mask, action)
+    lp, ent, kent = logp_entropy(logits, mask, action)
     assert torch.allclose(ent, torch.zeros(4), atol=1e-6)
+    assert torch.allclose(kent, torch.zeros(4))
     assert torch.isfinite(lp).all()
+
+
+def test_knock_entropy() -> None:
+    mask = torch.zeros(3, NUM_ACTIONS, dtype=torch.int8)
+    mask[:, [0, 1, 52]] = 1  # two discards, one knock
+    mask[2, 52] = 0  # row 2: no knock legal
+    logits = torch.zeros(3, NUM_ACTIONS)
+    logits[1, 52] = 50.0  # row 1 always knocks
+    action = torch.zeros(3, dtype=torch.int64)
+    _, _, kent = logp_entropy(logits, mask, action)
+    p = torch.tensor(1 / 3)
+    expected = -(p * p.log() + (1 - p) * (1 - p).log())
+    assert torch.allclose(kent[0], expected, atol=1e-5)
+    assert kent[1] < 1e-6 and kent[2] == 0 and torch.isfinite(kent).all()
 
 
 def test_torch_agent_plays_legal_moves_in_the_engine() -> None:
@@ -414,3 +454,95 @@ def test_overrides() -> None:
         parse_override("lr=1")
     with pytest.raises(ValueError, match=r"ppo\.nope"):
         load_config("quick", ["ppo.nope=1"])
+
+
+# --------------------------------------------------------------------------- features, imitation
+
+
+def test_knock_features_match_brute_force() -> None:
+    from agents.model import knock_features
+    from hgin_env import actions as A
+    from hgin_env.melds import min_deadwood
+    from hgin_env.observation import observation_spec
+
+    spec = observation_spec()
+    game = VectorGame(64, seed=4, rules="classic")  # classic forbids discarding the taken card
+    rng = np.random.default_rng(0)
+    checked = 0
+    for _ in range(120):
+        ob = game.observe()
+        obs, mask = ob["observation"], ob["action_mask"]
+        feats = knock_features(obs)
+        for r in range(obs.shape[0]):
+            discarding = obs[r, spec["phase"]].argmax() == A.PHASE_DISCARD
+            if not discarding:
+                assert not feats[r].any()
+                continue
+            hand = np.flatnonzero(obs[r, spec["hand"]])
+            legal = [c for c in hand if not obs[r, spec["forbidden_discard"]][c]]
+            masks = np.array([sum(1 << int(d) for d in hand if d != c) for c in legal],
+                             np.uint64)
+            best = int(min_deadwood(masks).min())
+            limit = round(float(obs[r, spec["knock_limit"].start]) * 10)
+            assert feats[r, 0] == 1
+            assert round(float(feats[r, 1]) * 100) == best
+            assert feats[r, 2] == (best <= limit) == mask[r, A.KNOCK : A.DRAW_STOCK].any()
+            assert feats[r, 3] == (best == 0)
+            assert feats[r, 4] == pytest.approx(obs[r, spec["opponent_known"]].sum() / 10)
+            checked += 1
+        game.step(sample_uniform(mask, rng))
+    assert checked > 500
+
+
+def sample_uniform(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    from agents.base import sample_uniform_legal
+
+    return sample_uniform_legal(mask, rng)
+
+
+def test_knock_feature_network_plays_and_round_trips(tmp_path: Path) -> None:
+    model = PolicyValueNet(hidden=[16], features="knock")
+    assert model.in_dim == OBS_DIM + 10
+    agent = load_torch_agent(save_agent(tmp_path / "k.pt", model, {}, {}))
+    game = VectorGame(16, seed=3)
+    for _ in range(80):
+        game.step(agent.act(game.observe()))
+
+
+def test_imitation_phase_plays_and_learns_the_teachers_moves() -> None:
+    from agents import make_agent
+
+    cfg = tiny_config(imitation={"teacher": "simple", "steps": 16 * 8 * 2},
+                      run={"pipeline": False})
+    trainer = Trainer(cfg)
+    sched = trainer.schedule()
+    assert sched["imitate"] == 1.0
+    batch = trainer.collect(trainer.assign_opponents(), trainer._bufs[0], sched)
+    bufs, idx = batch["bufs"], batch["idx"]
+    assert idx.numel() > 50
+    obs = bufs.obs[idx, :OBS_DIM].numpy()
+    mask = bufs.mask[idx].numpy()
+    teacher = make_agent("simple").act({"observation": obs, "action_mask": mask})
+    np.testing.assert_array_equal(bufs.act[idx].numpy(), teacher)
+    out = trainer.learn(batch)
+    assert 0.0 <= out["imitation/accuracy"] <= 1.0
+    assert trainer.schedule(16 * 8 * 2)["imitate"] == 0.0  # then PPO takes over
+    trainer = Trainer(cfg)
+    outs = [trainer.update() for _ in range(3)]
+    assert ["imitation/accuracy" in o for o in outs] == [True, True, False]
+
+
+def test_imitation_config_is_checked() -> None:
+    with pytest.raises(ValueError, match=r"imitation\.teacher"):
+        tiny_config(imitation={"teacher": "grandmaster"})
+    with pytest.raises(ValueError, match=r"imitation\.steps"):
+        tiny_config(imitation={"steps": -1})
+
+
+def test_card_logits_equal_the_feature_form() -> None:
+    gen = torch.Generator().manual_seed(0)
+    model = PolicyValueNet(hidden=[16], features="knock")
+    x = (torch.rand(64, model.in_dim, generator=gen) > 0.7).float()
+    coef = torch.randn(64, 2, model.card_features, generator=gen)
+    reference = torch.bmm(coef, model._card_feats(x)).view(64, -1)
+    torch.testing.assert_close(model._card_logits(coef, x), reference, rtol=1e-5, atol=1e-5)
