@@ -129,9 +129,10 @@ def print_table(results: dict[str, dict[str, float]], title: str) -> None:
     from rich.table import Table
 
     table = Table(title=title)
-    for col in ("opponent", "matches", "match win %", "95% interval", "column win %",
-                "hand win %", "points margin"):
-        table.add_column(col, justify="right")
+    # Short headers and no wrapping: the table must fit an 80-column pipe or log.
+    for col in ("opponent", "matches", "win %", "95% interval", "columns %", "hands %",
+                "pts margin"):
+        table.add_column(col, justify="right", no_wrap=True)
     for spec, r in results.items():
         table.add_row(spec, f"{int(r['matches'])}", f"{100 * r['win_rate']:.1f}",
                       f"{100 * r['ci_low']:.1f}–{100 * r['ci_high']:.1f}",

@@ -506,7 +506,8 @@ class Trainer:
                 if ppo["normalize_advantages"] and adv_b.numel() > 1:
                     adv_b = (adv_b - adv_b.mean()) / (adv_b.std() + 1e-8)
                 logits, v = model(x)
-                logp, ent, kent = logp_entropy(logits, m, a)
+                logp, ent, kent = logp_entropy(logits, m, a,
+                                               knock=sched["knock_ent_coef"] > 0)
                 log_ratio = logp - old
                 ratio = log_ratio.exp()
                 vloss = 0.5 * (v - ret_b).square().mean()
@@ -531,10 +532,12 @@ class Trainer:
                 with torch.no_grad():
                     kl = ((ratio - 1) - log_ratio).mean()
                     clipfrac = ((ratio - 1).abs() > clip).float().mean()
-                for key, val in (("loss/policy", pg), ("loss/value", vloss),
-                                 ("loss/entropy", entropy), ("loss/knock_entropy", knock_ent),
-                                 ("loss/approx_kl", kl),
-                                 ("loss/clip_fraction", clipfrac), ("loss/grad_norm", gnorm)):
+                scalars = [("loss/policy", pg), ("loss/value", vloss), ("loss/entropy", entropy),
+                           ("loss/approx_kl", kl), ("loss/clip_fraction", clipfrac),
+                           ("loss/grad_norm", gnorm)]
+                if sched["knock_ent_coef"] > 0:
+                    scalars.append(("loss/knock_entropy", knock_ent))
+                for key, val in scalars:
                     sums[key] = sums.get(key, 0.0) + float(val.detach())
                 count += 1
                 if not imitate and ppo["target_kl"] and float(kl) > 1.5 * ppo["target_kl"]:
