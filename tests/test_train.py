@@ -385,6 +385,7 @@ def test_missing_checkpoint() -> None:
         load_torch_agent("/nonexistent/x.pt")
 
 
+@pytest.mark.filterwarnings("ignore:Detected pickle protocol")
 def test_pickle_payload_is_not_executed(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     path = tmp_path / "evil.pt"
     path.write_bytes(pickle.dumps({"format": FORMAT, "evil": Evil()}))
