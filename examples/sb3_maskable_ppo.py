@@ -35,8 +35,7 @@ except ImportError as exc:  # pragma: no cover - depends on the extra
     raise SystemExit(f"this example needs the sb3 extra: pip install -e '.[sb3]' ({exc})") from exc
 
 from agents import RandomAgent, make_agent
-from agents.arena import play_matches
-from agents.stats import clustered_wilson
+from agents.arena import duplicate_rates, format_rates
 from hgin_env.gym_env import HollywoodGinEnv
 from hgin_env.rules import load_rules
 from hgin_env.wrappers import FlatObservation
@@ -72,31 +71,8 @@ class SB3Agent:
 def evaluate(agent: Any, opponent: str, matches: int, rules: str, seed: int) -> dict[str, Any]:
     """Duplicate matches of ``agent`` against ``opponent``: rates with 95% intervals."""
     rules_obj = load_rules(rules)
-    t0 = time.perf_counter()
-    s = play_matches(agent, make_agent(opponent, seed=seed, rules=rules_obj), matches,
-                     rules_obj, seed=seed)
-
-    def rate(wins: np.ndarray, trials: np.ndarray) -> dict[str, float]:
-        total = float(trials.sum())
-        lo, hi, _ = clustered_wilson(np.bincount(s.pair, weights=wins),
-                                     np.bincount(s.pair, weights=trials))
-        return {"rate": float(wins.sum()) / total if total else math.nan, "low": lo, "high": hi}
-
-    return {
-        "matches": s.num_matches,
-        "match": rate(s.a_won.astype(np.float64), np.ones(s.num_matches)),
-        "column": rate(s.a_columns, s.a_columns + s.b_columns),
-        "hand": rate(s.a_hands, s.a_hands + s.b_hands),
-        "seconds": time.perf_counter() - t0,
-    }
-
-
-def format_eval(name: str, opponent: str, r: dict[str, Any]) -> str:
-    def pct(x: dict[str, float]) -> str:
-        return f"{100 * x['rate']:5.1f}% [{100 * x['low']:4.1f}, {100 * x['high']:4.1f}]"
-
-    return (f"{name:>8} vs {opponent}: match {pct(r['match'])}  column {pct(r['column'])}  "
-            f"hand {pct(r['hand'])}  ({r['matches']} matches, {r['seconds']:.1f} s)")
+    return duplicate_rates(agent, make_agent(opponent, seed=seed, rules=rules_obj), matches,
+                           rules_obj, seed)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -163,7 +139,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for name, agent in (("sb3", SB3Agent(model)), ("random", RandomAgent(args.seed))):
             r = evaluate(agent, args.opponent, args.eval_matches, args.rules, args.seed)
             result[f"eval_{name}"] = r
-            print(format_eval(name, args.opponent, r))
+            print(format_rates(name, args.opponent, r))
     result["total_seconds"] = time.perf_counter() - t0
     venv.close()
     return result

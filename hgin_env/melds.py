@@ -12,6 +12,8 @@ four-card rank) and reduced back with a segmented minimum.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from . import bitlanes as bl
@@ -135,18 +137,34 @@ def _split_candidates(lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
     return candidates[single], set_cards, candidates[~single]
 
 
-def _min_deadwood_lanes(lanes: np.ndarray) -> np.ndarray:
-    result = lane_run_deadwood(lanes)
+def _min_over_set_choices(
+    lanes: np.ndarray,
+    evaluate: Callable[[np.ndarray], np.ndarray],
+    segment_min: Callable[[np.ndarray, np.ndarray], np.ndarray],
+) -> np.ndarray:
+    """``evaluate`` (a run-only quantity of lane masks) minimised over every set choice.
+
+    Each choice removes its set cards from the hand and evaluates the rest;
+    ``segment_min(rows, origin)`` reduces the rows of the general expansion
+    per hand.  Shared by every minimiser so the set logic lives in one place.
+    """
+    out = evaluate(lanes)
     single, set_cards, general = _split_candidates(lanes)
     if single.size:
-        with_set = lane_run_deadwood(lanes[single] & ~set_cards)
-        result[single] = np.minimum(result[single], with_set)
+        out[single] = np.minimum(out[single], evaluate(lanes[single] & ~set_cards))
     if general.size:
         sub = lanes[general]
         origin, choice_cards = expand_set_choices(sub)
-        values = lane_run_deadwood(sub[origin] & ~choice_cards)
-        result[general] = np.minimum.reduceat(values, _segment_starts(origin))
-    return result
+        out[general] = segment_min(evaluate(sub[origin] & ~choice_cards), origin)
+    return out
+
+
+def _segment_min_scalar(values: np.ndarray, origin: np.ndarray) -> np.ndarray:
+    return np.minimum.reduceat(values, _segment_starts(origin))
+
+
+def _min_deadwood_lanes(lanes: np.ndarray) -> np.ndarray:
+    return _min_over_set_choices(lanes, lane_run_deadwood, _segment_min_scalar)
 
 
 def min_deadwood(masks: np.ndarray | int) -> np.ndarray:
@@ -211,7 +229,7 @@ def _after_discard_bytes(lanes: np.ndarray) -> np.ndarray:
     return words.view(np.uint8).reshape(n, 64)
 
 
-def _min_by_segment(rows: np.ndarray, origin: np.ndarray, num_segments: int) -> np.ndarray:
+def _min_by_segment(rows: np.ndarray, origin: np.ndarray) -> np.ndarray:
     """Row-wise minimum of ``rows`` grouped by the contiguous ``origin`` labels.
 
     Groups come in a few sizes (2, 4, 6, 12, ... set choices); for each size
@@ -230,7 +248,6 @@ def _min_by_segment(rows: np.ndarray, origin: np.ndarray, num_segments: int) -> 
         for k in range(1, int(size)):
             np.minimum(acc, rows[first + k], out=acc)
         result[groups] = acc
-    assert result.shape[0] == num_segments
     return result
 
 
@@ -279,18 +296,9 @@ def min_deadwood_after_discard(masks: np.ndarray | int) -> np.ndarray:
     flat = arr.reshape(-1)
     if (flat == 0).any():
         raise ValueError("min_deadwood_after_discard needs hands of at least one card")
-    lanes = bl.to_lanes(flat)
-    best = _lane_best_discard(lanes)
-    # As in discard_table_unchecked: set cards are never a choice's discard; a
-    # choice that puts every card in sets reads >= SENTINEL and loses the minimum.
-    single, set_cards, general = _split_candidates(lanes)
-    if single.size:
-        best[single] = np.minimum(best[single], _lane_best_discard(lanes[single] & ~set_cards))
-    if general.size:
-        sub = lanes[general]
-        origin, choice_cards = expand_set_choices(sub)
-        rows = _lane_best_discard(sub[origin] & ~choice_cards)
-        best[general] = np.minimum.reduceat(rows, _segment_starts(origin))
+    # Set cards are never a choice's discard; a choice that puts every card in
+    # sets reads >= SENTINEL and loses the minimum.
+    best = _min_over_set_choices(bl.to_lanes(flat), _lane_best_discard, _segment_min_scalar)
     return best.astype(np.int16).reshape(arr.shape)
 
 
@@ -301,19 +309,9 @@ def discard_table_unchecked(masks: np.ndarray) -> np.ndarray:
 
 def _discard_bytes(lanes: np.ndarray) -> np.ndarray:
     """(n, 64) lane-ordered bytes of the deadwood after each discard (>= 128: not held)."""
-    out = _after_discard_bytes(lanes)
     # Set cards are removed from each choice's hand, so they already read as
     # "not held" there: a card placed in a set is never that choice's discard.
-    single, set_cards, general = _split_candidates(lanes)
-    if single.size:
-        with_set = _after_discard_bytes(lanes[single] & ~set_cards)
-        out[single] = np.minimum(out[single], with_set)
-    if general.size:
-        sub = lanes[general]
-        origin, choice_cards = expand_set_choices(sub)
-        rows = _after_discard_bytes(sub[origin] & ~choice_cards)
-        out[general] = _min_by_segment(rows, origin, general.size)
-    return out
+    return _min_over_set_choices(lanes, _after_discard_bytes, _min_by_segment)
 
 
 def split_melds(set_cards: int, run_cards: int) -> list[int]:
