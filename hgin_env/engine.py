@@ -172,6 +172,7 @@ class VectorGame:
         self.current_player = np.zeros(b, np.int8)
         self.dealer = np.zeros(b, np.int8)
         self.taken_card = np.full(b, -1, np.int8)
+        self.takes = np.zeros(b, np.int16)
         self.knock_limit = np.zeros(b, np.int8)
         self.discard_deadwood = np.zeros((b, NUM_CARDS), np.int16)
         self.big_gin_ready = np.zeros(b, bool)
@@ -291,6 +292,7 @@ class VectorGame:
         self.dealer[rows] = dealers
         self.current_player[rows] = nondealer
         self.taken_card[rows] = -1
+        self.takes[rows] = 0
         self.big_gin_ready[rows] = False
         self.knock_limit[rows] = self._knock_limits(upcard)
         self.deal_number[rows] += 1
@@ -338,7 +340,7 @@ class VectorGame:
             self.discard_deadwood <= self.knock_limit[:, None]
         )
         mask[:, A.DRAW_STOCK] = draw | (phase == A.PHASE_DRAW_STOCK)
-        mask[:, A.TAKE_DISCARD] = offer | draw
+        mask[:, A.TAKE_DISCARD] = (offer | draw) & (self.takes < self.rules.max_discard_takes)
         mask[:, A.PASS] = offer
         if self.rules.big_gin:
             mask[:, A.BIG_GIN] = self.big_gin_ready & discarding
@@ -385,6 +387,7 @@ class VectorGame:
             self.hands[g, p] |= bit
             self.known[g, p] |= bit
             self.taken_card[g] = card
+            self.takes[g] += 1
             self.phase[g] = A.PHASE_DISCARD
         drew = np.concatenate([drawn_stock, taken]) if taken.size else drawn_stock
         if drew.size:
@@ -644,6 +647,7 @@ class VectorGame:
         "current_player",
         "dealer",
         "taken_card",
+        "takes",
         "knock_limit",
         "discard_deadwood",
         "big_gin_ready",

@@ -9,7 +9,7 @@ opponent's other cards or the stock order.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -23,31 +23,49 @@ if TYPE_CHECKING:
 MAX_COLUMNS = 3
 _FULL = np.uint64((1 << NUM_CARDS) - 1)
 
-#: (name, width) of each slice, in order.
-LAYOUT: tuple[tuple[str, int], ...] = (
-    ("hand", NUM_CARDS),
-    ("top_discard", NUM_CARDS),
-    ("pile_below_top", NUM_CARDS),
-    ("opponent_known", NUM_CARDS),
-    ("unseen", NUM_CARDS),
-    ("forbidden_discard", NUM_CARDS),
-    ("deadwood_after_discard", NUM_CARDS),
-    ("phase", A.NUM_PHASES),
-    ("to_move", 1),
-    ("is_dealer", 1),
-    ("stock_size", 1),
-    ("knock_limit", 1),
-    ("deadwood", 1),
-    ("column_exists", MAX_COLUMNS),
-    ("own_score", MAX_COLUMNS),
-    ("opponent_score", MAX_COLUMNS),
-    ("column_decided", MAX_COLUMNS),
-    ("column_won", MAX_COLUMNS),
-    ("column_lost", MAX_COLUMNS),
-    ("open_to_me", MAX_COLUMNS),
-    ("open_to_opponent", MAX_COLUMNS),
+class Slice(NamedTuple):
+    """One slice of the observation: its name, width and the divisor its raw value is
+    scaled by (1 for 0/1 flags; ``None`` where the divisor is the rules' target)."""
+
+    name: str
+    width: int
+    scale: float | None
+
+
+#: Deadwood values (hand deadwood, deadwood after a discard) are divided by this.
+DEADWOOD_SCALE = 100.0
+#: The stock size is divided by this (31 cards are in the stock after the deal).
+STOCK_SCALE = 31.0
+#: The knock limit is divided by this (the largest knock limit).
+KNOCK_LIMIT_SCALE = 10.0
+
+#: Every slice, in order.  The one place the layout and its scales are written.
+LAYOUT: tuple[Slice, ...] = (
+    Slice("hand", NUM_CARDS, 1.0),
+    Slice("top_discard", NUM_CARDS, 1.0),
+    Slice("pile_below_top", NUM_CARDS, 1.0),
+    Slice("opponent_known", NUM_CARDS, 1.0),
+    Slice("unseen", NUM_CARDS, 1.0),
+    Slice("forbidden_discard", NUM_CARDS, 1.0),
+    Slice("deadwood_after_discard", NUM_CARDS, DEADWOOD_SCALE),
+    Slice("phase", A.NUM_PHASES, 1.0),
+    Slice("to_move", 1, 1.0),
+    Slice("is_dealer", 1, 1.0),
+    Slice("stock_size", 1, STOCK_SCALE),
+    Slice("knock_limit", 1, KNOCK_LIMIT_SCALE),
+    Slice("deadwood", 1, DEADWOOD_SCALE),
+    Slice("column_exists", MAX_COLUMNS, 1.0),
+    Slice("own_score", MAX_COLUMNS, None),
+    Slice("opponent_score", MAX_COLUMNS, None),
+    Slice("column_decided", MAX_COLUMNS, 1.0),
+    Slice("column_won", MAX_COLUMNS, 1.0),
+    Slice("column_lost", MAX_COLUMNS, 1.0),
+    Slice("open_to_me", MAX_COLUMNS, 1.0),
+    Slice("open_to_opponent", MAX_COLUMNS, 1.0),
 )
-OBS_DIM = sum(width for _, width in LAYOUT)
+#: Divisor of each named slice (``None``: the rules' target).
+SCALE: dict[str, float | None] = {s.name: s.scale for s in LAYOUT}
+OBS_DIM = sum(s.width for s in LAYOUT)
 
 
 def observation_spec() -> dict[str, slice]:
@@ -59,7 +77,7 @@ def observation_spec() -> dict[str, slice]:
     must discard, else 0.
     """
     spec, start = {}, 0
-    for name, width in LAYOUT:
+    for name, width, _ in LAYOUT:
         spec[name] = slice(start, start + width)
         start += width
     return spec
@@ -100,15 +118,15 @@ def encode(game: VectorGame, seats: np.ndarray) -> np.ndarray:
     obs = np.zeros((b, OBS_DIM), np.float32)
     obs[:, : 6 * NUM_CARDS] = unpack_masks(masks).reshape(b, 6 * NUM_CARDS)
     held = obs[:, _SPEC["hand"]] > 0
-    dd = np.where(held & discarding[:, None], game.discard_deadwood / 100.0, 0.0)
+    dd = np.where(held & discarding[:, None], game.discard_deadwood / DEADWOOD_SCALE, 0.0)
     obs[:, _SPEC["deadwood_after_discard"]] = dd
     live = game.phase < A.NUM_PHASES
     obs[rows[live], _SPEC["phase"].start + game.phase[live].astype(np.int64)] = 1.0
     obs[:, _SPEC["to_move"].start] = to_move
     obs[:, _SPEC["is_dealer"].start] = game.dealer == seats
-    obs[:, _SPEC["stock_size"].start] = game.stock_size / 31.0
-    obs[:, _SPEC["knock_limit"].start] = game.knock_limit / 10.0
-    obs[:, _SPEC["deadwood"].start] = min_deadwood(own) / 100.0
+    obs[:, _SPEC["stock_size"].start] = game.stock_size / STOCK_SCALE
+    obs[:, _SPEC["knock_limit"].start] = game.knock_limit / KNOCK_LIMIT_SCALE
+    obs[:, _SPEC["deadwood"].start] = min_deadwood(own) / DEADWOOD_SCALE
 
     sheets = game.sheets
     c = sheets.columns

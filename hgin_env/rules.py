@@ -39,6 +39,7 @@ RANGES: dict[str, tuple[int, int]] = {
     "game_bonus": (0, 1000),
     "shutout_bonus": (0, 1000),
     "box_bonus": (0, 1000),
+    "max_discard_takes": (1, 10_000),
 }
 
 
@@ -61,6 +62,9 @@ class Rules:
     game_bonus: int = 0
     shutout_bonus: int = 0
     box_bonus: int = 0
+    #: Takes from the discard pile (the upcard included) after which the pile is
+    #: closed for the rest of the hand; bounds every hand's length.
+    max_discard_takes: int = 50
 
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):

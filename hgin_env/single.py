@@ -292,6 +292,7 @@ class SingleGame:
         self._same_dealer_after_dead = r.dead_hand_dealer == "same"
         self._winner_deals = r.next_dealer == "winner"
         self._target = r.target
+        self._max_takes = r.max_discard_takes
         c = r.columns
         self._quiet_scores = np.zeros((2, c), np.int32)
         self._quiet_scores.flags.writeable = False
@@ -314,6 +315,7 @@ class SingleGame:
         self.current_player = 0
         self.dealer = 0
         self.taken_card = -1
+        self.takes = 0
         self.knock_limit = 0
         self.big_gin_ready = False
         self.deal_number = 0
@@ -435,6 +437,7 @@ class SingleGame:
         self.dealer = dealer
         self.current_player = nondealer
         self.taken_card = -1
+        self.takes = 0
         self.big_gin_ready = False
         self.knock_limit = self.rules.knock_limit_for_upcard(upcard % NUM_RANKS)
         self.deal_number += 1
@@ -514,6 +517,7 @@ class SingleGame:
             self.hands[p] |= bit
             self.known[p] |= bit
             self.taken_card = card
+            self.takes += 1
             self._after_draw(p)
         elif a == A.PASS:
             if self.phase == A.PHASE_OFFER_NONDEALER:
@@ -528,7 +532,8 @@ class SingleGame:
             self._put_on_pile(p, a)
             self.phase = A.PHASE_DRAW
             self.current_player = 1 - p
-            self.legal = _LEGAL_BY_PHASE[A.PHASE_DRAW]
+            self.legal = (_LEGAL_BY_PHASE[A.PHASE_DRAW] if self.takes < self._max_takes
+                          else 1 << A.DRAW_STOCK)
             if self.stock_pos == NUM_CARDS - 2:
                 return self._end_hand(-1, 0, dead=True)
         elif a < A.DRAW_STOCK:
@@ -807,6 +812,10 @@ class SingleGameArrays:
     @property
     def knock_limit(self) -> np.ndarray:
         return np.array([self._g.knock_limit], np.int8)
+
+    @property
+    def takes(self) -> np.ndarray:
+        return np.array([self._g.takes], np.int16)
 
     @property
     def big_gin_ready(self) -> np.ndarray:

@@ -130,6 +130,7 @@ class RefGame:
         self.mover = 0
         self.dealer = 0
         self.taken = -1
+        self.takes = 0
         self.upcard = -1
         self.limit = 10
         self._legal: frozenset[int] | None = None
@@ -161,6 +162,7 @@ class RefGame:
         self.mover = nondealer
         self.phase = OFFER_NONDEALER
         self.taken = -1
+        self.takes = 0
         self.limit = knock_limit_ref(self.rules, self.upcard)
         self._legal = self._dd = None
 
@@ -177,6 +179,7 @@ class RefGame:
         ref.mover = int(game.current_player[i])
         ref.dealer = int(game.dealer[i])
         ref.taken = int(game.taken_card[i])
+        ref.takes = int(game.takes[i])
         ref.upcard = int(game.deck[i, 20])
         ref.limit = knock_limit_ref(game.rules, ref.upcard)
         return ref
@@ -197,13 +200,15 @@ class RefGame:
 
     def _compute_legal(self) -> frozenset[int]:
         phase = self.phase
+        # §5 take limit: the pile closes after max_discard_takes takes in a hand.
+        pile_open = self.takes < self.rules.max_discard_takes
         if phase in (OFFER_NONDEALER, OFFER_DEALER):  # §4.1-2
-            return frozenset({TAKE, PASS})
+            return frozenset({TAKE, PASS} if pile_open else {PASS})
         if phase == DRAW_ONLY_STOCK:  # §4.4: both passed
             return frozenset({DRAW_STOCK})
         if phase == DRAW:  # §5
             out = {DRAW_STOCK}
-            if self.pile:
+            if self.pile and pile_open:
                 out.add(TAKE)
             return frozenset(out)
         assert phase == DISCARD, f"unknown phase {phase}"
@@ -238,6 +243,7 @@ class RefGame:
             self.hands[p] |= 1 << card
             self.known[p] |= 1 << card
             self.taken = card
+            self.takes += 1
             self.phase = DISCARD
             return None
         if action == DRAW_STOCK:
