@@ -24,7 +24,7 @@ Decisions on points RULES.md leaves open (see also the tests):
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -34,6 +34,7 @@ from .rules import Rules, load_rules
 __all__ = [
     "COLUMN_NAMES",
     "MAX_AWARD",
+    "SHEET_ARRAYS",
     "PostResult",
     "Sheet",
     "SheetBatch",
@@ -104,23 +105,25 @@ class SheetBatch:
     def reset_rows(self, rows: Any) -> None:
         """Start a fresh sheet in the given games (autoreset after a match)."""
         rows = _as_rows(rows, self.num_games)
-        self.scores[rows] = 0
-        self.decided[rows] = False
-        self.column_winner[rows] = -1
-        self.wins[rows] = 0
-        self.boxes[rows] = 0
-        self.match_winner[rows] = -1
+        self.put(rows, SheetBatch.new(rows.size, self.rules))
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The sheet's arrays by name: the one list of its fields (all but ``rules``)."""
+        return {name: getattr(self, name) for name in SHEET_ARRAYS}
 
     def copy(self) -> SheetBatch:
-        return SheetBatch(
-            rules=self.rules,
-            scores=self.scores.copy(),
-            decided=self.decided.copy(),
-            column_winner=self.column_winner.copy(),
-            wins=self.wins.copy(),
-            boxes=self.boxes.copy(),
-            match_winner=self.match_winner.copy(),
-        )
+        return SheetBatch(rules=self.rules, **{k: v.copy() for k, v in self.arrays().items()})
+
+    def take(self, rows: Any) -> SheetBatch:
+        """A new batch holding copies of the listed games' sheets."""
+        rows = _as_rows(rows, self.num_games)
+        return SheetBatch(rules=self.rules, **{k: v[rows] for k, v in self.arrays().items()})
+
+    def put(self, rows: Any, other: SheetBatch) -> None:
+        """Overwrite the listed games' sheets with ``other``'s (one row per listed game)."""
+        rows = _as_rows(rows, self.num_games)
+        for name, arr in self.arrays().items():
+            arr[rows] = getattr(other, name)
 
     def bonuses(self) -> np.ndarray:
         """(B, 2, C) int32 end-of-column bonuses, paid for decided columns only.
@@ -162,6 +165,10 @@ class SheetBatch:
             match_winner=int(self.match_winner[i]),
             target=self.rules.target,
         )
+
+
+#: The per-game arrays of a :class:`SheetBatch`, in field order (derived from its fields).
+SHEET_ARRAYS = tuple(f.name for f in fields(SheetBatch) if f.name != "rules")
 
 
 @dataclass(frozen=True)

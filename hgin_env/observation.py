@@ -19,6 +19,7 @@ from .melds import min_deadwood
 
 if TYPE_CHECKING:
     from .engine import VectorGame
+    from .state import GameState
 
 MAX_COLUMNS = 3
 _FULL = np.uint64((1 << NUM_CARDS) - 1)
@@ -86,8 +87,12 @@ def observation_spec() -> dict[str, slice]:
 _SPEC = observation_spec()
 
 
-def encode(game: VectorGame, seats: np.ndarray) -> np.ndarray:
-    """(B, OBS_DIM) float32 observations of ``game`` for seat ``seats[i]`` of game i."""
+def encode(game: GameState | VectorGame, seats: np.ndarray) -> np.ndarray:
+    """(B, OBS_DIM) float32 observations of ``game`` for seat ``seats[i]`` of game i.
+
+    ``game`` is a :class:`~hgin_env.state.GameState` (or an engine, which
+    exposes the same arrays).
+    """
     b = game.num_games
     rows = np.arange(b)
     seats = np.asarray(seats, dtype=np.int64)
@@ -100,10 +105,9 @@ def encode(game: VectorGame, seats: np.ndarray) -> np.ndarray:
     to_move = game.current_player == seats
     discarding = to_move & (game.phase == A.PHASE_DISCARD)
     forbidden = np.zeros(b, np.uint64)
-    if game.rules.forbid_discard_of_taken:
-        taken = game.taken_card.astype(np.int64)
-        show = discarding & (taken >= 0)
-        forbidden[show] = np.uint64(1) << taken[show].astype(np.uint64)
+    banned = game.rules.forbidden_discard(game.taken_card.astype(np.int64))
+    show = discarding & (banned >= 0)
+    forbidden[show] = np.uint64(1) << banned[show].astype(np.uint64)
     masks = np.stack(
         [
             own,

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -80,18 +82,39 @@ class Rules:
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
-    def knock_limit_for_upcard(self, upcard_rank: int) -> int:
-        """The knock limit of a hand whose first upcard has ``upcard_rank``.
+    def knock_limits(self, upcards: np.ndarray) -> np.ndarray:
+        """(n,) int8 knock limit of hands whose first upcards are ``upcards`` (card ids).
 
-        Returns 0 when only gin may end the hand (Oklahoma ace, straight gin).
+        The one definition of §6's limit: the profile's ``knock_limit``; with
+        Oklahoma the upcard's value (an ace: gin only); 0 under straight gin.
         """
+        upcards = np.asarray(upcards)
         if self.straight_gin:
-            return 0
+            return np.zeros(upcards.shape, np.int8)
         if self.oklahoma:
-            if upcard_rank == 0:
-                return 0
-            return min(upcard_rank + 1, 10)
-        return self.knock_limit
+            rank = upcards % 13
+            return np.where(rank == 0, 0, np.minimum(rank + 1, 10)).astype(np.int8)
+        return np.full(upcards.shape, self.knock_limit, np.int8)
+
+    def knock_limit_for_upcard(self, upcard_rank: int) -> int:
+        """:meth:`knock_limits` for one upcard rank (0 = ace … 12 = king)."""
+        return int(self.knock_limits(np.array([int(upcard_rank)]))[0])
+
+    def forbidden_discard(self, taken_card: Any) -> Any:
+        """The card the mover may not discard (-1: none), from the card taken this turn.
+
+        §5 ``forbid_discard_of_taken``; works on an int or an array of card ids.
+        """
+        if self.forbid_discard_of_taken:
+            return taken_card
+        return np.full_like(taken_card, -1) if isinstance(taken_card, np.ndarray) else -1
+
+    def pile_open(self, takes: Any) -> Any:
+        """Whether the discard pile may still be taken after ``takes`` takes this hand.
+
+        §5 take limit (``max_discard_takes``); an int or an array of counts.
+        """
+        return takes < self.max_discard_takes
 
 
 def field_names() -> tuple[str, ...]:

@@ -37,7 +37,8 @@ class ShowdownBatch:
 
     Masks are card-id ``uint64`` masks: the knocker's melded cards and the
     part of them in sets, the defender's own melded cards and sets, and the
-    defender's cards laid off onto the knocker's melds.
+    defender's cards laid off onto the knocker's melds.  ``undercut``: the
+    defender won a knock that was not gin (the one definition of an undercut).
     """
 
     knocker_deadwood: np.ndarray
@@ -50,6 +51,7 @@ class ShowdownBatch:
     defender_meld_mask: np.ndarray
     defender_set_mask: np.ndarray
     layoffs: np.ndarray
+    undercut: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -168,6 +170,7 @@ def showdown_unchecked(
             masks,
             masks,
             masks,
+            np.zeros(0, bool),
         )
     k_lanes = bl.to_lanes(knocker)
     d_lanes = bl.to_lanes(defender)
@@ -241,6 +244,7 @@ def showdown_unchecked(
         defender_meld_mask=bl.from_lanes(d_sets[right[pair]] | own_runs[pair]),
         defender_set_mask=bl.from_lanes(d_sets[right[pair]]),
         layoffs=bl.from_lanes(layoffs),
+        undercut=~gin & ~knock_wins,
     )
 
 
@@ -277,5 +281,5 @@ def showdown(
         gin=gin,
         winner=winner,
         award=int(result.award[0]),
-        undercut=(not gin) and winner == 1,
+        undercut=bool(result.undercut[0]),
     )

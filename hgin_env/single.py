@@ -1,36 +1,24 @@
-"""SingleGame: one Hollywood match on Python ints, for the one-game interfaces.
+"""SingleGame: one Hollywood match with a per-step fast path on Python ints.
 
 At one game, numpy's per-call overhead dominates the batched engine
-(:class:`~hgin_env.engine.VectorGame`): a step there is a few hundred
-microseconds whatever the batch size.  The AEC and single-agent Gymnasium
-environments run one match, so they use this class instead: the same state,
-held in Python ints (52-bit hand masks, the deal's card order as a list, the
-discard pile as a list), stepped in pure Python.
+(:class:`~hgin_env.engine.VectorGame`); the AEC and single-agent Gymnasium
+environments run one match, so they step this class instead.
 
-It is not a second rules implementation in any sense that matters:
-
-* everything that happens once per hand calls the batched code itself: the
-  shuffles and dealer draws (``engine.shuffled_decks`` / ``random_dealers``,
-  so ``SingleGame(seed=s)`` deals exactly like ``VectorGame(1, seed=s)``), the
-  showdown (``showdown.showdown_unchecked``, ``melds.arrange``), the sheet
-  (``hollywood.post``) and the rewards (``VectorGame._reward``);
-* the per-step part (turn order, legality, the deadwood after each discard
-  for the knock test and the observation) mirrors :class:`VectorGame` line by
-  line and is checked against it after every step of thousands of random
-  matches in every profile (``tests/test_single.py``): state, legal mask,
-  observations of both seats, rewards and info must be identical.
-
-The deadwood tables are the batched ones (``melds.RUN_DEADWOOD`` and
-``RUN_DEADWOOD_MINUS``) turned into Python lists; :func:`discard_table` is
-``melds.discard_table_unchecked`` for one hand (per-suit run-only lookups,
-minimised over the set choices of the ranks held three or four times).
+Only the per-step part of a turn is written here, because it must be fast:
+the legal actions, the deadwood-after-discard table (for the knock test and
+the observation), the turn order of draw/take/pass/discard, and the
+observation bytes.  Everything else is the shared code, called for this one
+game: the state is a one-game :class:`~hgin_env.state.GameState`
+(``self.state``), and dealing, showdowns, posting, rewards, the next dealer
+and the next match are :mod:`hgin_env.hand`'s functions applied to it.  The
+per-step fields are mirrored as Python ints between hand ends and written
+back (:meth:`SingleGame.sync`) before any shared code or reader sees the
+state.  ``tests/test_single.py`` checks it against ``VectorGame`` row 0 after
+every step of thousands of random matches in every profile.
 
 Differences from ``VectorGame`` row 0, all in the return types: ``step``
-returns ``((reward_seat0, reward_seat1), info)`` with Python floats and an
-info dict of Python scalars (``final_scores`` a (2, C) int32 array);
-``observe`` returns unbatched arrays.  :attr:`SingleGame.arrays` is a live,
-read-only view with the ``VectorGame`` array layout (``hands[0, seat]`` …) for
-code written against the engine (rendering, the terminal game).
+returns ``((reward_seat0, reward_seat1), info)`` with Python scalars
+(``final_scores`` a (2, C) int32 array); ``observe`` returns unbatched arrays.
 """
 
 from __future__ import annotations
@@ -43,26 +31,40 @@ import numpy as np
 
 from . import actions as A
 from .cards import NUM_CARDS, NUM_RANKS
-from .engine import (
+from .engine import check_decks
+from .hand import (
     REWARD_MODES,
+    HandOutcome,
     HandRecord,
-    VectorGame,
-    _check_decks,
+    deal,
+    deal_next,
+    empty_info,
+    end_hands,
     game_seeds,
     random_dealers,
+    resolve_big_gins,
+    resolve_knocks,
     shuffled_decks,
+    start_new_matches,
+    stock_exhausted,
 )
-from .hollywood import Sheet, SheetBatch, post
-from .melds import RUN_DEADWOOD, RUN_DEADWOOD_MINUS, SENTINEL, arrange
-from .observation import MAX_COLUMNS, OBS_DIM, observation_spec
+from .hollywood import Sheet, SheetBatch
+from .melds import RUN_DEADWOOD, RUN_DEADWOOD_MINUS, SENTINEL
+from .observation import (
+    DEADWOOD_SCALE,
+    KNOCK_LIMIT_SCALE,
+    MAX_COLUMNS,
+    OBS_DIM,
+    STOCK_SCALE,
+    observation_spec,
+)
 from .rules import Rules, load_rules
-from .showdown import showdown_unchecked
+from .state import FIELD_NAMES, GameState
 
-__all__ = ["SingleGame", "discard_table", "min_deadwood"]
+__all__ = ["SingleGame", "SingleGameArrays", "discard_table", "mask_bytes", "min_deadwood"]
 
 _FULL = (1 << NUM_CARDS) - 1
 _SUIT = (1 << NUM_RANKS) - 1
-_U64 = np.uint64
 
 # ----------------------------------------------------------------------------- deadwood
 
@@ -198,9 +200,9 @@ _ZERO_F = _f32(0.0)
 _ONE_F = _f32(1.0)
 _FLAG = (_ZERO_F, _ONE_F)
 #: ``value / 100`` as float32, index SENTINEL (cards not held) gives 0.
-_HUNDREDTHS = [_f32(v / 100.0) for v in range(SENTINEL)] + [_ZERO_F]
-_STOCK = [_f32(s / 31.0) for s in range(NUM_CARDS + 1)]
-_LIMIT = [_f32(k / 10.0) for k in range(11)]
+_HUNDREDTHS = [_f32(v / DEADWOOD_SCALE) for v in range(SENTINEL)] + [_ZERO_F]
+_STOCK = [_f32(s / STOCK_SCALE) for s in range(NUM_CARDS + 1)]
+_LIMIT = [_f32(k / KNOCK_LIMIT_SCALE) for k in range(11)]
 _PHASE = [b"".join(_FLAG[p == q] for q in range(A.NUM_PHASES)) for p in range(A.NUM_PHASES)]
 _PHASE.append(_ZERO_F * A.NUM_PHASES)  # PHASE_MATCH_OVER: no live phase
 _NO_DISCARD = _ZERO_F * NUM_CARDS
@@ -214,7 +216,7 @@ _LEGAL_BY_PHASE = {
     A.PHASE_OFFER_NONDEALER: _OFFER,
     A.PHASE_OFFER_DEALER: _OFFER,
     A.PHASE_DRAW_STOCK: 1 << A.DRAW_STOCK,
-    A.PHASE_DRAW: 1 << A.DRAW_STOCK | 1 << A.TAKE_DISCARD,
+    A.PHASE_DRAW: 1 << A.DRAW_STOCK | 1 << A.TAKE_DISCARD,  # until the pile closes (§5)
     A.PHASE_MATCH_OVER: 0,
 }
 _ROW0 = np.zeros(1, np.int64)
@@ -259,18 +261,19 @@ def _sheet_floats(sheets: SheetBatch, target: int, seat: int) -> bytes:
 
 # ----------------------------------------------------------------------------- game
 
+#: Fields mirrored as Python ints/lists while a hand runs (the rest stay in ``state``).
+_MIRRORED = ("hands", "known", "deck", "stock_pos", "pile", "pile_size", "pile_mask", "phase",
+             "current_player", "dealer", "taken_card", "takes", "knock_limit",
+             "discard_deadwood", "big_gin_ready")
+
 
 class SingleGame:
     """One Hollywood match, ``VectorGame(1, rules, seed, reward, autoreset)`` on Python ints.
 
-    State (read-only by convention, named as in :class:`VectorGame`):
-    ``hands``/``known`` ``[seat0, seat1]`` masks, ``deck`` (52 card ids of this
-    deal), ``stock_pos``, ``pile`` (52 slots, the first ``pile_size`` in use,
-    top last), ``pile_mask``, ``phase``, ``current_player``, ``dealer``,
-    ``taken_card``, ``knock_limit``, ``discard_deadwood`` (52 ints, valid in
-    the discard phase), ``big_gin_ready``, ``deal_number``, ``match_number``,
-    ``hands_in_match``, ``seed``; ``sheets``/``last_match``/``last_hand`` are
-    the engine's one-row :class:`SheetBatch` and :class:`HandRecord`.
+    ``state`` is the game as a one-game :class:`~hgin_env.state.GameState`
+    (synced on access).  The per-step fields are also plain attributes
+    (``hands``/``known`` ``[seat0, seat1]`` masks, ``deck`` and ``pile`` lists,
+    ``stock_pos``, ``phase``, ``current_player`` …), read-only by convention.
     """
 
     def __init__(
@@ -282,62 +285,76 @@ class SingleGame:
     ) -> None:
         if reward not in REWARD_MODES:
             raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
-        self.rules = load_rules(rules)
+        self.rules = r = load_rules(rules)
         self.reward_mode = reward
         self.autoreset = bool(autoreset)
         self.num_games = 1
-        r = self.rules
-        self._forbid = r.forbid_discard_of_taken
-        self._big_gin = r.big_gin
-        self._same_dealer_after_dead = r.dead_hand_dealer == "same"
-        self._winner_deals = r.next_dealer == "winner"
         self._target = r.target
-        self._max_takes = r.max_discard_takes
-        c = r.columns
-        self._quiet_scores = np.zeros((2, c), np.int32)
+        self._quiet_info = {key: value[0].item() for key, value in
+                            empty_info(1, r.columns).items() if key != "final_scores"}
+        self._quiet_scores = np.zeros((2, r.columns), np.int32)
         self._quiet_scores.flags.writeable = False
-        self._quiet_info: dict[str, Any] = {
-            "hand_over": False, "dead_hand": False, "hand_winner": -1, "award": 0, "gin": False,
-            "big_gin": False, "undercut": False, "knocker": -1, "knocker_deadwood": -1,
-            "defender_deadwood": -1, "match_over": False, "match_winner": -1,
-            "final_scores": self._quiet_scores,
-        }
-        # Mirrors of the engine arrays that keep stale values between uses.
-        self.pile = [0] * NUM_CARDS
-        self.discard_deadwood = [0] * NUM_CARDS
-        self.hands = [0, 0]
-        self.known = [0, 0]
-        self.deck: list[int] = []
-        self.stock_pos = 0
-        self.pile_size = 0
-        self.pile_mask = 0
-        self.phase = 0
-        self.current_player = 0
-        self.dealer = 0
-        self.taken_card = -1
-        self.takes = 0
-        self.knock_limit = 0
-        self.big_gin_ready = False
-        self.deal_number = 0
-        self.match_number = 0
-        self.hands_in_match = 0
-        self.legal = 0  #: bit mask of the legal action ids
-        self._deadwood = [0, 0]  # each seat's current minimum deadwood
-        self._after_bytes: bytes | None = None  # deadwood_after_discard plane, once per draw
-        self._obs: list[bytes | None] = [None, None]
-        self._mask: bytes | None = None
-        self._sheet_bytes: tuple[bytes, bytes] = (b"", b"")
-        self.seeds = game_seeds(seed, 1)
-        self.sheets = SheetBatch.new(1, r)
+        self._quiet_info["final_scores"] = self._quiet_scores
+        self._state = GameState.zeros(1, r)
+        self._state.seeds[:] = game_seeds(seed, 1)
         self.last_match = SheetBatch.new(1, r)
         self.last_hand = HandRecord.empty(1)
+        self._row = np.zeros(1, np.int64)
         self._arrays: SingleGameArrays | None = None
-        self.reset(seed=None if seed is None else self.seeds)
+        self.reset(seed=None if seed is None else self._state.seeds)
 
-    # ------------------------------------------------------------------ views
+    # ------------------------------------------------------------------ state
+    def sync(self) -> GameState:
+        """Write the per-step mirrors into ``state`` and return it (live, one game)."""
+        st = self._state
+        for name in _MIRRORED:
+            getattr(st, name)[0] = getattr(self, name)
+        return st
+
+    def _load(self) -> None:
+        """Read the mirrors back from ``state`` after shared code changed it."""
+        st = self._state
+        for name in _MIRRORED:
+            value = getattr(st, name)[0]
+            setattr(self, name, value.tolist())
+        self._deadwood = [min_deadwood(self.hands[0]), min_deadwood(self.hands[1])]
+        self.legal = self._legal_now()
+        self._after_bytes = None
+        self._obs = [None, None]
+        self._mask = None
+
+    @property
+    def state(self) -> GameState:
+        """The game as a one-game ``GameState`` (synced; shared by later reads until a step)."""
+        return self.sync()
+
+    def state_dict(self) -> dict[str, np.ndarray]:
+        """``VectorGame.state_dict()`` of the equivalent one-game engine."""
+        return self.sync().to_dict()
+
+    @property
+    def seeds(self) -> np.ndarray:
+        return self._state.seeds
+
     @property
     def seed(self) -> int:
-        return int(self.seeds[0])
+        return int(self._state.seeds[0])
+
+    @property
+    def deal_number(self) -> int:
+        return int(self._state.deal_number[0])
+
+    @property
+    def match_number(self) -> int:
+        return int(self._state.match_number[0])
+
+    @property
+    def hands_in_match(self) -> int:
+        return int(self._state.hands_in_match[0])
+
+    @property
+    def sheets(self) -> SheetBatch:
+        return self._state.sheets
 
     @property
     def stock_size(self) -> int:
@@ -355,99 +372,69 @@ class SingleGame:
 
     @property
     def arrays(self) -> SingleGameArrays:
-        """A live read-only view in the ``VectorGame`` array layout (built on access)."""
+        """A live read-only view in the ``VectorGame`` array layout."""
         if self._arrays is None:
             self._arrays = SingleGameArrays(self)
         return self._arrays
 
     def sheet(self, i: int = 0) -> Sheet:
-        return self.sheets.sheet(i)
+        return self._state.sheets.sheet(i)
 
     # ------------------------------------------------------------------ reset
-    def reset(
-        self,
-        seed: int | np.ndarray | None = None,
-        deck: Any = None,
-        dealer: int | None = None,
-    ) -> None:
+    def reset(self, seed: int | np.ndarray | None = None, deck: Any = None,
+              dealer: int | None = None) -> None:
         """Start a fresh match, as ``VectorGame.reset`` does for its one game.
 
         ``deck`` (52 card ids) fixes the first deal, ``dealer`` (0 or 1) the
-        first dealer; later deals are shuffled from the seed.
+        first dealer; later deals are shuffled from the seed.  Without any
+        argument, the game continues its seed stream with its next match.
         """
-        # Validate everything before touching any state (as VectorGame.reset).
-        seeds = self.seeds if seed is None else game_seeds(seed, 1)
-        cards = None if deck is None else _check_decks(np.asarray(deck)[None, :], 1)[0]
+        st = self._state
+        if seed is None and deck is None and dealer is None and st.deal_number[0] > 0:
+            self.last_match.reset_rows(self._row)
+            self.last_hand = HandRecord.empty(1)
+            self.next_match()
+            return
+        seeds = st.seeds.copy() if seed is None else game_seeds(seed, 1)
+        cards = None if deck is None else check_decks(np.asarray(deck)[None, :], 1)
         if dealer is None:
-            first = int(random_dealers(seeds, np.zeros(1, np.int64))[0])
+            first = random_dealers(seeds, np.zeros(1, np.int64))
         else:
             if isinstance(dealer, bool) or dealer not in (0, 1):
                 raise ValueError(f"dealer must be 0 or 1, got {dealer!r}")
-            first = int(dealer)
-        self.seeds = seeds
-        self.deal_number = 0
-        self.match_number = 0
-        self.sheets.reset_rows(_ROW0)
-        self.last_match.reset_rows(_ROW0)
+            first = np.array([dealer], np.int8)
+        st.seeds[:] = seeds
+        st.deal_number[:] = 0
+        st.match_number[:] = 0
+        st.hands_in_match[:] = 0
+        st.sheets.reset_rows(self._row)
+        self.last_match.reset_rows(self._row)
         self.last_hand = HandRecord.empty(1)
-        if cards is None:
-            cards = shuffled_decks(self.seeds, np.zeros(1, np.int64))[0]
-        self.hands_in_match = 0
+        deal(st, self._row, shuffled_decks(seeds, st.deal_number) if cards is None else cards,
+             first)
         self._refresh_sheet()
-        self._deal(cards.tolist(), first)
+        self._load()
 
     def next_match(self) -> None:
         """Start the next match of this game's seed stream (``VectorGame.reset_games([0])``)."""
-        self._new_match(keep_sheet=False)
-        self._deal(self._shuffled(), int(random_dealers(self.seeds, self._match_numbers())[0]))
-
-    def _match_numbers(self) -> np.ndarray:
-        return np.array([self.match_number], np.int64)
-
-    def _shuffled(self) -> list[int]:
-        return shuffled_decks(self.seeds, np.array([self.deal_number], np.int64))[0].tolist()
-
-    def _new_match(self, keep_sheet: bool = True) -> None:
-        if keep_sheet:
-            _copy_sheet(self.sheets, self.last_match)
-        self.sheets.reset_rows(_ROW0)
-        self.match_number += 1
-        self.hands_in_match = 0
+        st = self.sync()
+        start_new_matches(st, self._row)
+        deal_next(st, self._row, random_dealers(st.seeds, st.match_number))
         self._refresh_sheet()
-
-    def _deal(self, deck: list[int], dealer: int) -> None:
-        self.deck = deck
-        first = second = 0
-        for c in deck[0:20:2]:
-            first |= 1 << c
-        for c in deck[1:20:2]:
-            second |= 1 << c
-        nondealer = 1 - dealer
-        hands = [0, 0]
-        hands[nondealer] = first
-        hands[dealer] = second
-        self.hands = hands
-        self.known = [0, 0]
-        upcard = deck[20]
-        self.pile[0] = upcard
-        self.pile_size = 1
-        self.pile_mask = 1 << upcard
-        self.stock_pos = 21
-        self.phase = A.PHASE_OFFER_NONDEALER
-        self.dealer = dealer
-        self.current_player = nondealer
-        self.taken_card = -1
-        self.takes = 0
-        self.big_gin_ready = False
-        self.knock_limit = self.rules.knock_limit_for_upcard(upcard % NUM_RANKS)
-        self.deal_number += 1
-        self.hands_in_match += 1
-        self._deadwood = [min_deadwood(hands[0]), min_deadwood(hands[1])]
-        self.legal = _OFFER
-        self._obs = [None, None]
-        self._mask = None
+        self._load()
 
     # ------------------------------------------------------------------ legality
+    def _legal_now(self) -> int:
+        """The legal-action bit mask from the mirrors (after a deal or a load)."""
+        if self.phase == A.PHASE_DISCARD:
+            return self._discard_legal(self.current_player)
+        if self.phase == A.PHASE_DRAW and not self.rules.pile_open(self.takes):
+            return 1 << A.DRAW_STOCK
+        legal = _LEGAL_BY_PHASE[self.phase]
+        if self.phase <= A.PHASE_OFFER_DEALER and not self.rules.pile_open(self.takes):
+            legal &= ~(1 << A.TAKE_DISCARD)
+        return legal
+
     def legal_actions(self) -> list[int]:
         legal, out = self.legal, []
         while legal:
@@ -523,41 +510,45 @@ class SingleGame:
             if self.phase == A.PHASE_OFFER_NONDEALER:
                 self.phase = A.PHASE_OFFER_DEALER
                 self.current_player = self.dealer
-                self.legal = _OFFER
             else:
                 self.phase = A.PHASE_DRAW_STOCK
                 self.current_player = 1 - self.dealer
-                self.legal = 1 << A.DRAW_STOCK
+            self.legal = self._legal_now()
         elif a < A.KNOCK:
             self._put_on_pile(p, a)
             self.phase = A.PHASE_DRAW
             self.current_player = 1 - p
-            self.legal = (_LEGAL_BY_PHASE[A.PHASE_DRAW] if self.takes < self._max_takes
-                          else 1 << A.DRAW_STOCK)
-            if self.stock_pos == NUM_CARDS - 2:
-                return self._end_hand(-1, 0, dead=True)
+            self.legal = self._legal_now()
+            if stock_exhausted(self.stock_pos):
+                return self._end_hand(None)
         elif a < A.DRAW_STOCK:
-            return self._knock(p, a - A.KNOCK)
+            # The knock discard goes face down; it joins the pile only to keep all
+            # 52 cards accounted for until the next deal (as in the engine).
+            self._put_on_pile(p, a - A.KNOCK)
+            return self._end_hand(resolve_knocks)
         else:  # BIG_GIN
-            return self._big_gin_out(p)
+            return self._end_hand(resolve_big_gins)
         return (0.0, 0.0), self._quiet_info.copy()
 
-    def _after_draw(self, p: int) -> None:
-        hand = self.hands[p]
-        allowed = hand
-        if self._forbid and self.taken_card >= 0:
-            allowed &= ~(1 << self.taken_card)
-        best, after, knocks = discard_table(hand, self.knock_limit)
+    def _discard_legal(self, p: int) -> int:
+        best, after, knocks = discard_table(self.hands[p], self.knock_limit)
         self.discard_deadwood = after
         self._after_bytes = None
         self._deadwood[p] = best
-        self.phase = A.PHASE_DISCARD
+        allowed = self.hands[p]
+        banned = self.rules.forbidden_discard(self.taken_card)
+        if banned >= 0:
+            allowed &= ~(1 << banned)
         legal = allowed | (knocks & allowed) << A.KNOCK
-        if self._big_gin:
+        if self.rules.big_gin:
             self.big_gin_ready = best == 0
             if best == 0:
                 legal |= 1 << A.BIG_GIN
-        self.legal = legal
+        return legal
+
+    def _after_draw(self, p: int) -> None:
+        self.phase = A.PHASE_DISCARD
+        self.legal = self._discard_legal(p)
 
     def _put_on_pile(self, p: int, card: int) -> None:
         bit = 1 << card
@@ -570,113 +561,29 @@ class SingleGame:
         self._deadwood[p] = self.discard_deadwood[card]
 
     # ------------------------------------------------------------------ hand end
-    def _knock(self, p: int, card: int) -> tuple[tuple[float, float], dict[str, Any]]:
-        # The knock discard goes face down; it joins the pile only to keep all
-        # 52 cards accounted for until the next deal (as in the engine).
-        self._put_on_pile(p, card)
-        k_hand, d_hand = self.hands[p], self.hands[1 - p]
-        sd = showdown_unchecked(np.array([k_hand], _U64), np.array([d_hand], _U64),
-                                np.array([self.knock_limit], np.int8), self.rules)
-        seat = p if int(sd.winner[0]) == 0 else 1 - p
-        gin = bool(sd.gin[0])
-        self._record(p, k_hand, d_hand, seat, sd.award, gin, False,
-                     (not gin) and int(sd.winner[0]) == 1)
-        rec = self.last_hand
-        rec.knocker_meld_mask[0] = sd.knocker_meld_mask[0]
-        rec.knocker_set_mask[0] = sd.knocker_set_mask[0]
-        rec.defender_meld_mask[0] = sd.defender_meld_mask[0]
-        rec.defender_set_mask[0] = sd.defender_set_mask[0]
-        rec.layoffs[0] = sd.layoffs[0]
-        rec.knocker_deadwood[0] = sd.knocker_deadwood[0]
-        rec.defender_deadwood[0] = sd.defender_deadwood[0]
-        return self._end_hand(seat, int(sd.award[0]))
-
-    def _big_gin_out(self, p: int) -> tuple[tuple[float, float], dict[str, Any]]:
-        k_hand, d_hand = self.hands[p], self.hands[1 - p]
-        d_dead, d_sets, d_runs = arrange(np.array([d_hand], _U64))
-        award = (self.rules.big_gin_bonus + d_dead).astype(np.int32)
-        self._record(p, k_hand, d_hand, p, award, True, True, False)
-        rec = self.last_hand
-        rec.knocker_meld_mask[0] = k_hand
-        rec.knocker_set_mask[0] = 0
-        rec.defender_meld_mask[0] = d_sets[0] | d_runs[0]
-        rec.defender_set_mask[0] = d_sets[0]
-        rec.layoffs[0] = 0
-        rec.knocker_deadwood[0] = 0
-        rec.defender_deadwood[0] = d_dead[0]
-        return self._end_hand(p, int(award[0]))
-
-    def _record(self, p: int, k_hand: int, d_hand: int, seat: int, award: Any, gin: bool,
-                big: bool, undercut: bool) -> None:
-        rec = self.last_hand
-        rec.knocker[0] = p
-        rec.knocker_hand[0] = k_hand
-        rec.defender_hand[0] = d_hand
-        rec.winner[0] = seat
-        rec.award[0] = award[0]
-        rec.gin[0] = gin
-        rec.big_gin[0] = big
-        rec.undercut[0] = undercut
-        rec.dead[0] = False
-        rec.valid[0] = True
-
-    def _end_hand(
-        self, seat: int, award: int, dead: bool = False
-    ) -> tuple[tuple[float, float], dict[str, Any]]:
-        """``VectorGame._end_hands`` for this game: record, post, reward, next deal."""
-        rec = self.last_hand
-        info = self._quiet_info.copy()
-        info["hand_over"] = True
-        rewards = (0.0, 0.0)
-        if dead:
-            rec.knocker[0] = -1
-            rec.knocker_hand[0] = self.hands[0]
-            rec.defender_hand[0] = self.hands[1]
-            rec.winner[0] = -1
-            rec.award[0] = 0
-            rec.gin[0] = rec.big_gin[0] = rec.undercut[0] = False
-            rec.dead[0] = True
-            rec.valid[0] = True
-            info["dead_hand"] = True
-            next_dealer = self.dealer if self._same_dealer_after_dead else 1 - self.dealer
-        else:
-            info["hand_winner"] = seat
-            info["award"] = award
-            info["gin"] = bool(rec.gin[0])
-            info["big_gin"] = bool(rec.big_gin[0])
-            info["undercut"] = bool(rec.undercut[0])
-            info["knocker"] = int(rec.knocker[0])
-            info["knocker_deadwood"] = int(rec.knocker_deadwood[0])
-            info["defender_deadwood"] = int(rec.defender_deadwood[0])
-            next_dealer = seat if self._winner_deals else 1 - self.dealer
-            seats = np.array([seat], np.int64)
-            result = post(self.rules, self.sheets, _ROW0, seats, np.array([award], np.int64))
-            reward_arr = np.zeros((1, 2), np.float32)
-            # The engine's own reward code, on this one game.
-            VectorGame._reward(self, _ROW0, seats, result, reward_arr)  # type: ignore[arg-type]
-            r0, r1 = reward_arr[0].tolist()
-            rewards = (r0, r1)
-            if bool(result.match_over[0]):
-                info["match_over"] = True
-                info["match_winner"] = int(result.match_winner[0])
-                info["final_scores"] = self.sheets.scores[0].copy()
-                if not self.autoreset:
-                    _copy_sheet(self.sheets, self.last_match)
-                    self.phase = A.PHASE_MATCH_OVER
-                    self.legal = 0
-                    self._refresh_sheet()
-                    return rewards, info
-                self._new_match()
-                next_dealer = int(random_dealers(self.seeds, self._match_numbers())[0])
-            else:
-                self._refresh_sheet()
-        self._deal(self._shuffled(), next_dealer)
-        return rewards, info
+    def _end_hand(self, resolve: Any) -> tuple[tuple[float, float], dict[str, Any]]:
+        """The shared end of hand (``hand.end_hands``) on this game; None: a dead hand."""
+        st = self.sync()
+        row = self._row
+        outcome: HandOutcome | None = None
+        if resolve is not None:
+            outcome = resolve(st, self.last_hand, row, np.array([self.current_player], np.int64))
+        rewards = np.zeros((1, 2), np.float32)
+        info = empty_info(1, self.rules.columns)
+        end_hands(st, row if outcome is None else row[:0], outcome, record=self.last_hand,
+                  last_match=self.last_match, reward_mode=self.reward_mode,
+                  autoreset=self.autoreset, rewards=rewards, info=info)
+        out = {key: value[0].item() for key, value in info.items() if key != "final_scores"}
+        out["final_scores"] = info["final_scores"][0] if out["match_over"] else self._quiet_scores
+        if outcome is not None:
+            self._refresh_sheet()
+        self._load()
+        r0, r1 = rewards[0].tolist()
+        return (r0, r1), out
 
     def _refresh_sheet(self) -> None:
         self._sheet_bytes = (_sheet_floats(self.sheets, self._target, 0),
                              _sheet_floats(self.sheets, self._target, 1))
-        self._obs = [None, None]
 
     # ------------------------------------------------------------------ observe
     def observation_bytes(self, seat: int) -> bytes:
@@ -692,8 +599,9 @@ class SingleGame:
         to_move = self.current_player == seat
         discarding = to_move and self.phase == A.PHASE_DISCARD
         forbidden = 0
-        if discarding and self._forbid and self.taken_card >= 0:
-            forbidden = 1 << self.taken_card
+        if discarding:
+            banned = self.rules.forbidden_discard(self.taken_card)
+            forbidden = 1 << banned if banned >= 0 else 0
         planes = (own | top << 52 | (pile_mask & ~top) << 104 | opp_known << 156
                   | (_FULL & ~(own | pile_mask | opp_known)) << 208 | forbidden << 260)
         parts = [_BITS_F32[x] for x in planes.to_bytes(39, "little")]
@@ -730,124 +638,29 @@ class SingleGame:
         return {"observation": self.observation(seat),
                 "action_mask": np.frombuffer(bytearray(mask_bytes(mask)), np.int8)}
 
-    # ------------------------------------------------------------------ state
-    def state_dict(self) -> dict[str, np.ndarray]:
-        """``VectorGame.state_dict()`` of the equivalent one-game engine."""
-        return self.arrays.state_dict()
-
-
-def _copy_sheet(src: SheetBatch, dst: SheetBatch) -> None:
-    for name in ("scores", "decided", "column_winner", "wins", "boxes", "match_winner"):
-        getattr(dst, name)[...] = getattr(src, name)
-
 
 class SingleGameArrays:
-    """A :class:`SingleGame` seen through the ``VectorGame`` array layout (one game).
+    """A :class:`SingleGame` seen through the ``VectorGame`` attribute layout (one game).
 
-    Every attribute is built from the live game when read, so a view kept
-    across steps stays current.  Enough of ``VectorGame`` for the renderer,
-    the terminal game and ``observation.encode``.
+    Every state array (:data:`hgin_env.state.FIELDS`) is read from the synced
+    state when asked for, so a view kept across steps stays current; enough
+    of ``VectorGame`` for the renderer, the terminal game and ``encode``.
     """
 
     def __init__(self, game: SingleGame) -> None:
         self._g = game
         self.num_games = 1
 
-    @property
-    def rules(self) -> Rules:
-        return self._g.rules
-
-    @property
-    def hands(self) -> np.ndarray:
-        return np.array([self._g.hands], _U64)
-
-    @property
-    def known(self) -> np.ndarray:
-        return np.array([self._g.known], _U64)
-
-    @property
-    def deck(self) -> np.ndarray:
-        return np.array([self._g.deck], np.int8)
-
-    @property
-    def pile(self) -> np.ndarray:
-        return np.array([self._g.pile], np.int8)
-
-    @property
-    def discard_deadwood(self) -> np.ndarray:
-        return np.array([self._g.discard_deadwood], np.int16)
-
-    @property
-    def stock_pos(self) -> np.ndarray:
-        return np.array([self._g.stock_pos], np.int16)
+    def __getattr__(self, name: str) -> Any:
+        if name in FIELD_NAMES:
+            return getattr(self._g.state, name).copy()
+        if name in ("rules", "sheets", "last_match", "last_hand"):
+            return getattr(self._g, name)
+        raise AttributeError(name)
 
     @property
     def stock_size(self) -> np.ndarray:
-        return np.array([self._g.stock_size], np.int16)
-
-    @property
-    def pile_size(self) -> np.ndarray:
-        return np.array([self._g.pile_size], np.int16)
-
-    @property
-    def pile_mask(self) -> np.ndarray:
-        return np.array([self._g.pile_mask], _U64)
-
-    @property
-    def phase(self) -> np.ndarray:
-        return np.array([self._g.phase], np.int8)
-
-    @property
-    def current_player(self) -> np.ndarray:
-        return np.array([self._g.current_player], np.int8)
-
-    @property
-    def dealer(self) -> np.ndarray:
-        return np.array([self._g.dealer], np.int8)
-
-    @property
-    def taken_card(self) -> np.ndarray:
-        return np.array([self._g.taken_card], np.int8)
-
-    @property
-    def knock_limit(self) -> np.ndarray:
-        return np.array([self._g.knock_limit], np.int8)
-
-    @property
-    def takes(self) -> np.ndarray:
-        return np.array([self._g.takes], np.int16)
-
-    @property
-    def big_gin_ready(self) -> np.ndarray:
-        return np.array([self._g.big_gin_ready], bool)
-
-    @property
-    def deal_number(self) -> np.ndarray:
-        return np.array([self._g.deal_number], np.int64)
-
-    @property
-    def match_number(self) -> np.ndarray:
-        return np.array([self._g.match_number], np.int64)
-
-    @property
-    def hands_in_match(self) -> np.ndarray:
-        return np.array([self._g.hands_in_match], np.int32)
-
-    @property
-    def seeds(self) -> np.ndarray:
-        return self._g.seeds.copy()
-
-    @property
-    def sheets(self) -> SheetBatch:
-        return self._g.sheets
-
-    @property
-    def last_match(self) -> SheetBatch:
-        return self._g.last_match
-
-    @property
-    def last_hand(self) -> HandRecord:
-        return self._g.last_hand
+        return self._g.state.stock_size
 
     @property
     def scores(self) -> np.ndarray:
@@ -865,19 +678,13 @@ class SingleGameArrays:
         return self._g.sheets.sheet(i)
 
     def top_discard(self) -> np.ndarray:
-        return np.array([self._g.top_discard], np.int16)
+        return self._g.state.top_discard()
 
     def legal_action_mask(self) -> np.ndarray:
         return self._g.legal_action_mask()[None, :]
 
     def observe(self, player: int | None = None) -> dict[str, np.ndarray]:
-        obs = self._g.observe(player)
-        return {key: value[None, :] for key, value in obs.items()}
-
-    _STATE = VectorGame._STATE
+        return {key: value[None, :] for key, value in self._g.observe(player).items()}
 
     def state_dict(self) -> dict[str, np.ndarray]:
-        state = {name: getattr(self, name) for name in self._STATE}
-        for name in ("scores", "decided", "column_winner", "wins", "boxes", "match_winner"):
-            state[f"sheet_{name}"] = getattr(self._g.sheets, name).copy()
-        return state
+        return self._g.state_dict()

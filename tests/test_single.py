@@ -35,6 +35,7 @@ from hgin_env.melds import min_deadwood as batched_min_deadwood
 from hgin_env.observation import OBS_DIM, encode
 from hgin_env.rules import Rules, load_rules
 from hgin_env.single import SingleGame, discard_table, min_deadwood
+from hgin_env.state import FIELD_NAMES
 
 SLOW_EXAMPLES = int(os.environ.get("HGIN_SLOW_EXAMPLES", "300"))
 SHEET_FIELDS = ("scores", "decided", "column_winner", "wins", "boxes", "match_winner")
@@ -63,15 +64,12 @@ def _rules(name: str) -> Rules:
 
 def _stacked_state(games: list[SingleGame]) -> dict[str, np.ndarray]:
     """The singles' state in ``VectorGame.state_dict`` layout, plus sheets and records."""
-    ref = VectorGame._STATE
-    out: dict[str, np.ndarray] = {}
-    for name in ref:
-        if name == "seeds":
-            out[name] = np.concatenate([g.seeds for g in games])
-        else:
-            out[name] = np.array([getattr(g, name) for g in games])
+    states = [g.state_dict() for g in games]  # every field of hgin_env.state.FIELDS
+    out = {name: np.concatenate([s[name] for s in states]) for name in states[0]}
+    for name in FIELD_NAMES:  # the per-step mirrors agree with the synced state
+        mirrors = np.array([getattr(g, name) for g in games])
+        assert np.array_equal(mirrors.reshape(out[name].shape), out[name]), name
     for name in SHEET_FIELDS:
-        out[f"sheet_{name}"] = np.concatenate([getattr(g.sheets, name) for g in games])
         out[f"last_match_{name}"] = np.concatenate([getattr(g.last_match, name) for g in games])
     for name in HAND_FIELDS:
         out[f"hand_{name}"] = np.concatenate([getattr(g.last_hand, name) for g in games])
