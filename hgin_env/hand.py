@@ -98,15 +98,25 @@ def _bits(cards: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------- deal
 
 
+def _whole_batch(rows: np.ndarray, n: int) -> np.ndarray | slice:
+    """``rows`` as a basic slice when it is the whole batch in order (much cheaper to
+    index at small B, the one-game engine's case), else unchanged."""
+    if rows.size == n and (n == 1 or np.array_equal(rows, np.arange(n))):
+        return slice(None)
+    return rows
+
+
 def deal(state: GameState, rows: np.ndarray, decks: np.ndarray, dealers: np.ndarray) -> None:
     """Deal a new hand in ``rows`` from ``decks`` (n, 52) with the given dealers (§3)."""
     s = state
+    seat_rows = rows
+    rows = _whole_batch(rows, s.num_games)
     s.deck[rows] = decks
     first = np.bitwise_or.reduce(_bits(decks[:, 0:20:2]), axis=1)
     second = np.bitwise_or.reduce(_bits(decks[:, 1:20:2]), axis=1)
     nondealer = 1 - dealers
-    s.hands[rows, nondealer] = first
-    s.hands[rows, dealers] = second
+    s.hands[seat_rows, nondealer] = first
+    s.hands[seat_rows, dealers] = second
     s.known[rows] = 0
     upcard = decks[:, 20]
     s.pile[rows, 0] = upcard
@@ -126,7 +136,8 @@ def deal(state: GameState, rows: np.ndarray, decks: np.ndarray, dealers: np.ndar
 
 def deal_next(state: GameState, rows: np.ndarray, dealers: np.ndarray) -> None:
     """Deal the next hand of each listed game from its own seed stream."""
-    deal(state, rows, shuffled_decks(state.seeds[rows], state.deal_number[rows]), dealers)
+    index = _whole_batch(rows, state.num_games)
+    deal(state, rows, shuffled_decks(state.seeds[index], state.deal_number[index]), dealers)
 
 
 def start_new_matches(state: GameState, rows: np.ndarray) -> None:

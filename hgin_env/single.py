@@ -46,7 +46,6 @@ from .hand import (
     resolve_knocks,
     shuffled_decks,
     start_new_matches,
-    stock_exhausted,
 )
 from .hollywood import Sheet, SheetBatch
 from .melds import RUN_DEADWOOD, RUN_DEADWOOD_MINUS, SENTINEL
@@ -59,7 +58,7 @@ from .observation import (
     observation_spec,
 )
 from .rules import Rules, load_rules
-from .state import FIELD_NAMES, GameState
+from .state import DEAD_HAND_POS, FIELD_NAMES, GameState
 
 __all__ = ["SingleGame", "SingleGameArrays", "discard_table", "mask_bytes", "min_deadwood"]
 
@@ -212,14 +211,18 @@ assert _SPEC["phase"].start == 7 * NUM_CARDS and _SHEET_START == _SPEC["deadwood
 assert OBS_DIM - _SHEET_START == 8 * MAX_COLUMNS
 
 _OFFER = 1 << A.TAKE_DISCARD | 1 << A.PASS
+_STOCK_ONLY = 1 << A.DRAW_STOCK
+_DRAW_ANY = 1 << A.DRAW_STOCK | 1 << A.TAKE_DISCARD  # while the pile is open (§5 take limit)
 _LEGAL_BY_PHASE = {
     A.PHASE_OFFER_NONDEALER: _OFFER,
     A.PHASE_OFFER_DEALER: _OFFER,
-    A.PHASE_DRAW_STOCK: 1 << A.DRAW_STOCK,
-    A.PHASE_DRAW: 1 << A.DRAW_STOCK | 1 << A.TAKE_DISCARD,  # until the pile closes (§5)
+    A.PHASE_DRAW_STOCK: _STOCK_ONLY,
+    A.PHASE_DRAW: _DRAW_ANY,
     A.PHASE_MATCH_OVER: 0,
 }
-_ROW0 = np.zeros(1, np.int64)
+_BYTE_BITS_SET = [[i for i in range(8) if v >> i & 1] for v in range(256)]
+#: Per byte k of a legal-action mask: byte value -> the action ids its set bits stand for.
+_BYTE_POSITIONS = [[[8 * k + i for i in bits] for bits in _BYTE_BITS_SET] for k in range(14)]
 
 
 def _mask_bytes(legal: int) -> bytes:
@@ -318,6 +321,10 @@ class SingleGame:
             value = getattr(st, name)[0]
             setattr(self, name, value.tolist())
         self._deadwood = [min_deadwood(self.hands[0]), min_deadwood(self.hands[1])]
+        self._banned_bit = 0
+        if self.taken_card >= 0:
+            self._on_take(self.taken_card)
+        self._pile_open = self.rules.pile_open(self.takes)
         self.legal = self._legal_now()
         self._after_bytes = None
         self._obs = [None, None]
@@ -426,21 +433,20 @@ class SingleGame:
     # ------------------------------------------------------------------ legality
     def _legal_now(self) -> int:
         """The legal-action bit mask from the mirrors (after a deal or a load)."""
-        if self.phase == A.PHASE_DISCARD:
+        phase = self.phase
+        if phase == A.PHASE_DISCARD:
             return self._discard_legal(self.current_player)
-        if self.phase == A.PHASE_DRAW and not self.rules.pile_open(self.takes):
-            return 1 << A.DRAW_STOCK
-        legal = _LEGAL_BY_PHASE[self.phase]
-        if self.phase <= A.PHASE_OFFER_DEALER and not self.rules.pile_open(self.takes):
+        legal = _LEGAL_BY_PHASE[phase]
+        if not self._pile_open:
             legal &= ~(1 << A.TAKE_DISCARD)
         return legal
 
     def legal_actions(self) -> list[int]:
-        legal, out = self.legal, []
-        while legal:
-            low = legal & -legal
-            out.append(low.bit_length() - 1)
-            legal ^= low
+        """The legal action ids, ascending (read byte by byte from a table)."""
+        out: list[int] = []
+        for positions, byte in zip(_BYTE_POSITIONS, self.legal.to_bytes(14, "little")):
+            if byte:
+                out += positions[byte]
         return out
 
     def legal_action_mask(self) -> np.ndarray:
@@ -495,7 +501,9 @@ class SingleGame:
             self.stock_pos += 1
             self.hands[p] |= 1 << card
             self.taken_card = -1
-            self._after_draw(p)
+            self._banned_bit = 0
+            self.phase = A.PHASE_DISCARD
+            self.legal = self._discard_legal(p)
         elif a == A.TAKE_DISCARD:
             self.pile_size -= 1
             card = self.pile[self.pile_size]
@@ -505,21 +513,24 @@ class SingleGame:
             self.known[p] |= bit
             self.taken_card = card
             self.takes += 1
-            self._after_draw(p)
+            self._on_take(card)
+            self.phase = A.PHASE_DISCARD
+            self.legal = self._discard_legal(p)
         elif a == A.PASS:
             if self.phase == A.PHASE_OFFER_NONDEALER:
                 self.phase = A.PHASE_OFFER_DEALER
                 self.current_player = self.dealer
+                self.legal = _OFFER  # the pile cannot be closed before the first draw
             else:
                 self.phase = A.PHASE_DRAW_STOCK
                 self.current_player = 1 - self.dealer
-            self.legal = self._legal_now()
+                self.legal = _STOCK_ONLY
         elif a < A.KNOCK:
             self._put_on_pile(p, a)
             self.phase = A.PHASE_DRAW
             self.current_player = 1 - p
-            self.legal = self._legal_now()
-            if stock_exhausted(self.stock_pos):
+            self.legal = _DRAW_ANY if self._pile_open else _STOCK_ONLY
+            if self.stock_pos == DEAD_HAND_POS:  # hand.stock_exhausted, inlined per step
                 return self._end_hand(None)
         elif a < A.DRAW_STOCK:
             # The knock discard goes face down; it joins the pile only to keep all
@@ -530,25 +541,24 @@ class SingleGame:
             return self._end_hand(resolve_big_gins)
         return (0.0, 0.0), self._quiet_info.copy()
 
+    def _on_take(self, card: int) -> None:
+        """Once per take: the rules' forbidden discard and take limit, kept as flags."""
+        banned = self.rules.forbidden_discard(card)
+        self._banned_bit = 1 << banned if banned >= 0 else 0
+        self._pile_open = self.rules.pile_open(self.takes)
+
     def _discard_legal(self, p: int) -> int:
         best, after, knocks = discard_table(self.hands[p], self.knock_limit)
         self.discard_deadwood = after
         self._after_bytes = None
         self._deadwood[p] = best
-        allowed = self.hands[p]
-        banned = self.rules.forbidden_discard(self.taken_card)
-        if banned >= 0:
-            allowed &= ~(1 << banned)
+        allowed = self.hands[p] & ~self._banned_bit
         legal = allowed | (knocks & allowed) << A.KNOCK
         if self.rules.big_gin:
             self.big_gin_ready = best == 0
             if best == 0:
                 legal |= 1 << A.BIG_GIN
         return legal
-
-    def _after_draw(self, p: int) -> None:
-        self.phase = A.PHASE_DISCARD
-        self.legal = self._discard_legal(p)
 
     def _put_on_pile(self, p: int, card: int) -> None:
         bit = 1 << card
@@ -563,7 +573,12 @@ class SingleGame:
     # ------------------------------------------------------------------ hand end
     def _end_hand(self, resolve: Any) -> tuple[tuple[float, float], dict[str, Any]]:
         """The shared end of hand (``hand.end_hands``) on this game; None: a dead hand."""
-        st = self.sync()
+        st = self._state
+        # What the end of a hand reads, or keeps (stale slots) through the next deal; the
+        # deal rewrites the rest, and a match parked without autoreset is synced whole below.
+        st.hands[0] = self.hands
+        st.pile[0] = self.pile
+        st.discard_deadwood[0] = self.discard_deadwood
         row = self._row
         outcome: HandOutcome | None = None
         if resolve is not None:
@@ -575,6 +590,9 @@ class SingleGame:
                   autoreset=self.autoreset, rewards=rewards, info=info)
         out = {key: value[0].item() for key, value in info.items() if key != "final_scores"}
         out["final_scores"] = info["final_scores"][0] if out["match_over"] else self._quiet_scores
+        if st.phase[0] == A.PHASE_MATCH_OVER:
+            self.phase = A.PHASE_MATCH_OVER
+            self.sync()
         if outcome is not None:
             self._refresh_sheet()
         self._load()
@@ -598,10 +616,7 @@ class SingleGame:
         opp_known = self.known[1 - seat]
         to_move = self.current_player == seat
         discarding = to_move and self.phase == A.PHASE_DISCARD
-        forbidden = 0
-        if discarding:
-            banned = self.rules.forbidden_discard(self.taken_card)
-            forbidden = 1 << banned if banned >= 0 else 0
+        forbidden = self._banned_bit if discarding else 0
         planes = (own | top << 52 | (pile_mask & ~top) << 104 | opp_known << 156
                   | (_FULL & ~(own | pile_mask | opp_known)) << 208 | forbidden << 260)
         parts = [_BITS_F32[x] for x in planes.to_bytes(39, "little")]
