@@ -339,10 +339,13 @@ def table_text(
     top = int(game.top_discard()[row])
     pile = int(game.pile_size[row])
     stock = int(game.stock_size[row])
-    top_txt = card_text(top, style) if top >= 0 else "(empty)"
+    if top >= 0:
+        pile_txt = f"{style(card_text(top, style), 'bold')} on top ({pile} card{'s' * (pile != 1)})"
+    else:
+        pile_txt = "empty"
     limit = int(game.knock_limit[row])
     limit_txt = "gin only" if limit == 0 else f"deadwood {limit} or less"
-    lines.append(f"Discard pile: {style(top_txt, 'bold')} on top ({pile} card{'s' * (pile != 1)})"
+    lines.append(f"Discard pile: {pile_txt}"
                  f"   Stock: {stock} cards ({max(stock - 2, 0)} may be drawn)"
                  f"   Knock: {limit_txt}")
     seats = (0, 1) if viewer is None else (1 - viewer, viewer)
