@@ -60,8 +60,12 @@ TOML file, or a `hgin_env.rules.Rules` object.
 
 `reward`: `match`, `columns` or `points` (see Rewards).
 
-`render_mode`: `None`, `"ansi"` (``render()`` returns the table as text) or
-`"human"` (prints it after every step, in colour on a colour terminal).
+`render_mode`: `None`, `"ansi"` (``render()`` returns the table as text),
+`"human"` (prints it after every step, in colour on a colour terminal) or
+`"rgb_array"` (``render()`` returns the table as a 432 x 768 x 3 uint8 image,
+both hands face up; ``env.unwrapped.render_image(viewer="player_0")`` draws
+one player's view, the other hand face down but for the cards it took from
+the discard pile).
 
 `strict`: if `True`, an illegal action raises `ValueError` (naming the agent,
 the action and the legal actions) instead of ending the match.
@@ -254,10 +258,10 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
     """
 
     metadata: ClassVar[dict[str, Any]] = {
-        "render_modes": ["human", "ansi"],
+        "render_modes": ["human", "ansi", "rgb_array"],
         "name": "hollywood_gin_v0",
         "is_parallelizable": False,
-        "render_fps": 1,
+        "render_fps": 4,
     }
 
     def __init__(
@@ -545,13 +549,17 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
         """The score sheet; the final one once the match is over."""
         return self.single.sheet()
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
+        """The table: printed (``human``), as text (``ansi``) or as an image
+        (``rgb_array``, the spectator's view, see :meth:`render_image`)."""
         if self.render_mode is None:
             logger.warn(
                 "You are calling render method without specifying any render mode. "
-                "Use render_mode='ansi' or 'human' when creating the environment."
+                "Use render_mode='ansi', 'human' or 'rgb_array' when creating the environment."
             )
             return None
+        if self.render_mode == "rgb_array":
+            return self.render_image()
         from . import render as R
 
         if self.render_mode == "human":
@@ -586,6 +594,31 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
         else:
             parts.append(R.table_text(view, 0, viewer, AGENTS, style, title=title))
         return "\n\n".join(parts)
+
+    def render_image(self, viewer: str | None = None) -> np.ndarray:
+        """The table as an RGB image (``image.HEIGHT x image.WIDTH x 3`` uint8).
+
+        ``viewer`` (an agent name) sees its own hand and, of the other hand,
+        only the cards taken from the discard pile; ``None`` shows both
+        hands.  Both are shown once the match is over.
+        """
+        from . import render as R
+        from .image import table_image
+
+        seat = None if viewer is None else self._seat_of.get(viewer, -1)
+        if seat == -1:
+            raise ValueError(f"viewer must be one of {AGENTS} or None, got {viewer!r}")
+        notes = []
+        if self.last_move is not None:
+            mover, a, top = self.last_move
+            notes.append(f"{AGENTS[mover]}: {R.move_text(a, card=top)}")
+        if self.forfeit is not None:
+            notes.append(f"{self.forfeit['agent']} forfeits: illegal move {self.forfeit['action']!r}")
+        elif self._over:
+            notes.append(f"Match over: {AGENTS[self.sheet().match_winner]} wins")
+        title = f"Hollywood gin · hand {self.hands_played + (0 if self._over else 1)}"
+        return table_image(self.view, 0, seat, AGENTS, title=title, notes=notes,
+                           reveal=self._over)
 
     def close(self) -> None:
         pass

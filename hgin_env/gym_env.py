@@ -25,6 +25,11 @@ the opponent's moves included.  An episode ends (``terminated``) when the
 match does; nothing truncates, so add ``gymnasium.wrappers.TimeLimit`` if you
 need a cap.
 
+Rendering: ``render_mode="ansi"`` returns the table as text, ``"human"``
+prints it, ``"rgb_array"`` returns it as an image drawn from the learner's
+seat (the opponent's cards face down but for those it took from the pile),
+for ``gymnasium.wrappers.RecordVideo``.
+
 Actions: any integral scalar is accepted — a Python or numpy integer, a 0-d
 or 1-element array, or an integral float such as ``105.0``
 (:func:`hgin_env.wrappers.action_id`).  A value that is not an action id at
@@ -116,7 +121,10 @@ class HollywoodGinEnv(gym.Env):
     (2, C) indexed by seat.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["human", "ansi"], "render_fps": 1}
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["human", "ansi", "rgb_array"],
+        "render_fps": 4,
+    }
 
     def __init__(
         self,
@@ -133,7 +141,8 @@ class HollywoodGinEnv(gym.Env):
                              f"{self.metadata['render_modes']}, got {render_mode!r}")
         self.rules = load_rules(rules)
         self.aec = raw_env(rules=self.rules, reward=reward,
-                           render_mode=None if render_mode is None else "ansi")
+                           render_mode="rgb_array" if render_mode == "rgb_array"
+                           else None if render_mode is None else "ansi")
         self.observation_space, self.action_space = _spaces(self.rules)
         self.opponent = as_opponent(opponent, self.rules)
         self.fixed_seat = _check_seat(seat)
@@ -239,10 +248,15 @@ class HollywoodGinEnv(gym.Env):
             info["final_scores"] = aec.sheet().scores.copy()
         return info
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
+        """``ansi``: the table as text (both hands); ``human``: printed;
+        ``rgb_array``: the table as the learner sees it, an (H, W, 3) uint8
+        image (:func:`hgin_env.image.table_image`), for ``RecordVideo``."""
         if self.render_mode is None:
             gym.logger.warn("You are calling render method without specifying any render mode.")
             return None
+        if self.render_mode == "rgb_array":
+            return self.aec.render_image(viewer=self._me)
         if self.render_mode == "ansi":
             return self.aec.render_text(color=False)
         import sys

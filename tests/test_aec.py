@@ -56,7 +56,7 @@ def test_metadata_and_spaces() -> None:
     assert isinstance(raw, raw_env)
     assert raw.metadata["name"] == "hollywood_gin_v0"
     assert raw.metadata["is_parallelizable"] is False
-    assert set(raw.metadata["render_modes"]) == {"human", "ansi"}
+    assert set(raw.metadata["render_modes"]) == {"human", "ansi", "rgb_array"}
     assert str(raw) == "hollywood_gin_v0"
     env.reset(seed=0)
     assert env.agents == ["player_0", "player_1"]
@@ -376,6 +376,6 @@ def test_raw_env_pickles_and_rejects_bad_arguments() -> None:
     with pytest.raises(ValueError, match="reward"):
         raw_env(reward="bogus")
     with pytest.raises(ValueError, match="render_mode"):
-        raw_env(render_mode="rgb_array")
+        raw_env(render_mode="rgb")
     with pytest.raises(ValueError, match="unknown rules"):
         raw_env(rules="nope")
