@@ -11,7 +11,6 @@ import warnings
 import numpy as np
 import pytest
 from greedy_policy import greedy_action
-from oracles import reference_env
 from pettingzoo.test import api_test, seed_test
 from pettingzoo.test.api_test import test_action_mask as pz_check_mask
 from pettingzoo.test.api_test import test_observation as pz_check_observation
@@ -248,35 +247,6 @@ def test_strict_mode_raises_value_error_naming_the_action(action: object) -> Non
     # Nothing changed: the same agent may still play a legal move.
     assert env.agent_selection == before and not any(env.terminations.values())
     env.step(A.PASS)
-
-
-def test_wrapper_plays_like_pettingzoo_wrapper_stack() -> None:
-    """``env()``'s one wrapper layer against the oracle built from PettingZoo's
-    wrappers: same observations, rewards, infos and forfeits, with a random
-    illegal move now and then."""
-    for seed in range(6):
-        fast = hgin_env.env(rules="bonus", reward="points")
-        slow = reference_env(raw_env(rules="bonus", reward="points"))
-        fast.reset(seed=seed)
-        slow.reset(seed=seed)
-        rng = np.random.default_rng(seed)
-        for agent in fast.agent_iter(3000):
-            assert slow.agent_selection == agent
-            got, want = fast.last(), slow.last()
-            assert np.array_equal(got[0]["observation"], want[0]["observation"])
-            assert np.array_equal(got[0]["action_mask"], want[0]["action_mask"])
-            assert got[1:] == want[1:]
-            assert fast.rewards == slow.rewards
-            obs, _, term, trunc, _ = got
-            if term or trunc:
-                action = None
-            elif rng.random() < 0.002:
-                action = int(rng.integers(A.NUM_ACTIONS))  # legal or not
-            else:
-                action = greedy_action(obs, rng)
-            fast.step(action)
-            slow.step(action)
-        assert fast.agents == slow.agents
 
 
 def test_reset_seed_reproduces_match_and_engine_deal() -> None:
