@@ -205,6 +205,7 @@ _HAND_KEYS = ("dead_hand", "award", "gin", "big_gin", "undercut",
               "knocker_deadwood", "defender_deadwood")
 _TERMINAL_MASK = mask_bytes(1 << TERMINAL_MASK_ACTION)
 _ZERO_MASK = bytes(A.NUM_ACTIONS)
+_INT64 = np.int64
 
 
 def env(
@@ -424,8 +425,12 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
         what an illegal move means (an error or a forfeit) with one legality
         check per step.
         """
-        a = action if type(action) is int and 0 <= action < A.NUM_ACTIONS else action_id(action)
-        if self._over or not self.single.is_legal(a):
+        kind = type(action)
+        if (kind is int or kind is _INT64) and 0 <= action < A.NUM_ACTIONS:
+            a = int(action)  # the common case, without action_id's general checks
+        else:
+            a = action_id(action)
+        if self._over or not self.single.legal >> a & 1:
             return False
         self._play(self.agent_selection, a)
         return True
@@ -613,7 +618,8 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
             mover, a, top = self.last_move
             notes.append(f"{AGENTS[mover]}: {R.move_text(a, card=top)}")
         if self.forfeit is not None:
-            notes.append(f"{self.forfeit['agent']} forfeits: illegal move {self.forfeit['action']!r}")
+            forfeit = self.forfeit
+            notes.append(f"{forfeit['agent']} forfeits: illegal move {forfeit['action']!r}")
         elif self._over:
             notes.append(f"Match over: {AGENTS[self.sheet().match_winner]} wins")
         title = f"Hollywood gin · hand {self.hands_played + (0 if self._over else 1)}"
