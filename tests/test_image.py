@@ -130,6 +130,23 @@ def test_gym_view_hides_the_opponents_cards_but_shows_the_ones_it_took() -> None
     assert diff.size and 40 <= diff.min() and diff.max() < 130
 
 
+def test_forfeit_and_match_end_frames() -> None:
+    env = hgin_env.env(render_mode="rgb_array")
+    env.reset(seed=1)
+    before = env.render()
+    env.step(0)  # a discard on the upcard offer: illegal, the mover forfeits
+    after = env.render()
+    _check_frame(after)
+    assert not np.array_equal(before, after)
+    # Once the match is over both hands are shown: player_0's view is the
+    # spectator's (who also sees player_0 at the bottom).
+    raw = env.unwrapped
+    assert np.array_equal(raw.render_image("player_0"), after)
+    before_view = hgin_env.raw_env()
+    before_view.reset(seed=1)
+    assert not np.array_equal(before_view.render_image("player_0"), before_view.render_image())
+
+
 def test_table_image_checks_viewer() -> None:
     raw = hgin_env.raw_env()
     raw.reset(seed=0)
