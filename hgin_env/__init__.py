@@ -1,13 +1,31 @@
-"""hgin: Hollywood Gin Rummy for reinforcement learning."""
+"""hgin: Hollywood Gin Rummy for reinforcement learning.
 
-from __future__ import annotations
+``hgin_env.env()`` / ``hgin_env.raw_env()`` are the PettingZoo AEC
+environment (:mod:`hgin_env.aec`), imported on first use so that
+``import hgin_env`` stays light.  Importing the package registers the
+Gymnasium id :data:`ENV_ID` (``"hgin/HollywoodGin-v0"``) by its entry-point
+string only, so ``gymnasium.make(ENV_ID, opponent="simple")`` works without
+loading the environment module until it is made; ``gymnasium.make_vec(ENV_ID,
+num_envs=8, vectorization_mode="vector_entry_point")`` makes the batched
+:class:`~hgin_env.gym_env.HollywoodGinVectorEnv`.
+"""
 
-from typing import Any
+import gymnasium as _gym
 
-__all__ = ["env", "raw_env"]
+__all__ = ["ENV_ID", "env", "raw_env"]
+
+#: The Gymnasium id of :class:`hgin_env.gym_env.HollywoodGinEnv`.
+ENV_ID = "hgin/HollywoodGin-v0"
+
+if ENV_ID not in _gym.registry:
+    _gym.register(
+        id=ENV_ID,
+        entry_point="hgin_env.gym_env:HollywoodGinEnv",
+        vector_entry_point="hgin_env.gym_env:HollywoodGinVectorEnv",
+    )
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     # The PettingZoo environment is imported on first use, so ``import hgin_env``
     # (and the engine alone) stays fast and never pulls in pettingzoo.
     if name in ("env", "raw_env"):
@@ -18,4 +36,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+    # The public names and the submodules, not the helpers used above.
+    import pkgutil
+
+    return sorted({*__all__, *(m.name for m in pkgutil.iter_modules(__path__))})

@@ -36,6 +36,8 @@ import hgin_env
 
 env = hgin_env.env(rules="friendly", reward="columns", render_mode="ansi")
 env.reset(seed=42)
+for i, agent in enumerate(env.possible_agents):
+    env.action_space(agent).seed(42 + i)  # the random policy below is seeded too
 for agent in env.agent_iter():
     observation, reward, termination, truncation, info = env.last()
     if termination or truncation:
@@ -58,8 +60,12 @@ TOML file, or a `hgin_env.rules.Rules` object.
 
 `reward`: `match`, `columns` or `points` (see Rewards).
 
-`render_mode`: `None`, `"ansi"` (``render()`` returns the table as text) or
-`"human"` (prints it after every step, in colour on a colour terminal).
+`render_mode`: `None`, `"ansi"` (``render()`` returns the table as text),
+`"human"` (prints it after every step, in colour on a colour terminal) or
+`"rgb_array"` (``render()`` returns the table as a 432 x 768 x 3 uint8 image,
+both hands face up; ``env.unwrapped.render_image(viewer="player_0")`` draws
+one player's view, the other hand face down but for the cards it took from
+the discard pile).
 
 `strict`: if `True`, an illegal action raises `ValueError` (naming the agent,
 the action and the legal actions) instead of ending the match.
@@ -167,16 +173,14 @@ or `None`), `award`, `gin`, `big_gin`, `undercut`, `knocker_deadwood`,
 
 from __future__ import annotations
 
-import operator
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import logger, spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
-from pettingzoo.utils.env_logger import EnvLogger
-from pettingzoo.utils.wrappers import OrderEnforcingWrapper
-from pettingzoo.utils.wrappers.base import BaseWrapper
 
 from . import actions as A
 from .engine import REWARD_MODES
@@ -184,13 +188,11 @@ from .hollywood import Sheet
 from .observation import OBS_DIM, observation_spec
 from .rules import Rules, load_rules
 from .single import SingleGame, SingleGameArrays, mask_bytes
+from .wrappers import HollywoodWrapper, MaskedDiscrete, action_id
 
 __all__ = [
     "AGENTS",
     "TERMINAL_MASK_ACTION",
-    "HollywoodWrapper",
-    "IllegalMoveWrapper",
-    "MaskedDiscrete",
     "env",
     "observation_bounds",
     "raw_env",
@@ -215,11 +217,12 @@ def env(
     """The wrapped AEC environment (see the module docs).
 
     Without ``strict`` an illegal action ends the match with -1 for the
-    offender (PettingZoo's classic behaviour) and an out-of-space action fails
-    the ``AssertOutOfBoundsWrapper`` check; with ``strict`` both raise
-    ``ValueError`` naming the action.  The three behaviours (order
-    enforcement, the out-of-space check, illegal moves) live in one
-    :class:`HollywoodWrapper` layer.
+    offender (PettingZoo's classic behaviour); with ``strict`` it raises
+    ``ValueError`` naming the action.  Either way a value that is not an
+    action id (``500``, ``3.5``, ``"pass"``) raises ``ValueError``
+    (:func:`~hgin_env.wrappers.action_id`).  The three behaviours (order
+    enforcement, the action check, illegal moves) live in one
+    :class:`~hgin_env.wrappers.HollywoodWrapper` layer.
     """
     aec = raw_env(rules=rules, reward=reward, render_mode=render_mode)
     return HollywoodWrapper(aec, strict=strict, illegal_reward=-1.0)
@@ -245,56 +248,6 @@ def observation_bounds(rules: Rules) -> tuple[np.ndarray, np.ndarray]:
     return low, high
 
 
-class MaskedDiscrete(spaces.Discrete):
-    """``Discrete(n)`` with a fast ``sample(mask)``.
-
-    Gymnasium's masked sample costs tens of microseconds (several numpy calls
-    and ``Generator.choice``), more than a whole environment step here.  This
-    one checks the mask the same way (an int8 array of shape (n,) holding only
-    0 and 1; anything else goes to Gymnasium's own checks) and draws uniformly
-    among the 1 entries, from uniforms drawn in blocks from ``self.np_random``;
-    so it is reproducible under ``seed()``, but it is not the same stream as
-    ``Discrete.sample``.  Returns ``start`` when no entry is set, as Gymnasium does.
-    """
-
-    _BLOCK = 256
-    _INT8 = np.dtype(np.int8)
-
-    def __init__(self, n: int, seed: int | np.random.Generator | None = None) -> None:
-        super().__init__(n, seed=seed)
-        self._uniforms: list[float] = []
-        self._source: np.random.Generator | None = None
-        self._shape = (int(n),)
-        self._values = [self.start + self.dtype.type(i) for i in range(int(n))]
-
-    def seed(self, seed: int | None = None) -> Any:
-        self._uniforms = []
-        return super().seed(seed)
-
-    def sample(self, mask: Any = None, probability: Any = None) -> np.int64:
-        if (probability is not None or type(mask) is not np.ndarray
-                or mask.dtype is not self._INT8 or mask.shape != self._shape):
-            return super().sample(mask, probability)
-        flags = mask.tobytes()
-        count = flags.count(1)
-        if count + flags.count(0) != len(flags):
-            return super().sample(mask)  # values other than 0/1: Gymnasium's assertion
-        if not count:
-            return self.start
-        uniforms = self._uniforms
-        rng = self._np_random
-        if rng is None:
-            rng = self.np_random
-        if not uniforms or self._source is not rng:
-            uniforms = self._uniforms = rng.random(self._BLOCK).tolist()
-            self._source = rng
-        k = int(uniforms.pop() * count)
-        pos = flags.index(1)
-        for _ in range(k):
-            pos = flags.index(1, pos + 1)
-        return self._values[pos]
-
-
 class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
     """The unwrapped AEC environment over one :class:`~hgin_env.single.SingleGame`.
 
@@ -306,10 +259,10 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
     """
 
     metadata: ClassVar[dict[str, Any]] = {
-        "render_modes": ["human", "ansi"],
+        "render_modes": ["human", "ansi", "rgb_array"],
         "name": "hollywood_gin_v0",
         "is_parallelizable": False,
-        "render_fps": 1,
+        "render_fps": 4,
     }
 
     def __init__(
@@ -430,17 +383,21 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
         return np.frombuffer(bytearray(mask), np.int8)
 
     def is_legal(self, action: Any) -> bool:
-        """Whether ``action`` is legal for the agent to move (``False`` once the match is over)."""
-        if self._over:
+        """Whether ``action`` is a legal action id for the agent to move
+        (``False`` for a value that is not an action id, and once the match is over)."""
+        try:
+            a = action if type(action) is int else action_id(action)
+        except ValueError:
             return False
-        return self.single.is_legal(action)
+        return not self._over and self.single.is_legal(a)
 
     def illegal_action_message(self, agent: str, action: Any) -> str:
+        """Why ``action`` cannot be played by ``agent`` now, with the legal actions."""
         try:
-            a = operator.index(action)
-            what = A.action_name(a) if 0 <= a < A.NUM_ACTIONS else "outside 0..107"
-        except TypeError:
-            a, what = action, "not an integer action id"
+            a: Any = action_id(action)
+            what = A.action_name(a)
+        except ValueError as err:
+            a, what = action, str(err)
         if self._over:
             return f"{agent}: action {a!r} ({what}) played after the match ended"
         legal = self.single.legal_actions()
@@ -451,13 +408,32 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
 
     # ----------------------------------------------------------------- step
     def step(self, action: Any) -> None:
+        """Play ``action`` for the agent to move; ``ValueError`` if it is not legal now."""
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        if not self.is_legal(action):
+        if not self.try_step(action):
             raise ValueError(self.illegal_action_message(agent, action))
-        self._play(agent, operator.index(action))
+
+    def try_step(self, action: Any) -> bool:
+        """Play ``action`` for the agent to move if it is legal now and return
+        ``True``; otherwise change nothing and return ``False``.
+
+        A value that is not an action id at all raises ``ValueError``
+        (:func:`~hgin_env.wrappers.action_id`).  Wrappers use this to decide
+        what an illegal move means (an error or a forfeit) with one legality
+        check per step.
+        """
+        kind = type(action)
+        if (kind is int or kind is _INT64) and 0 <= action < A.NUM_ACTIONS:
+            a = int(action)  # the common case, without action_id's general checks
+        else:
+            a = action_id(action)
+        if self._over or not self.single.legal >> a & 1:
+            return False
+        self._play(self.agent_selection, a)
+        return True
 
     def _play(self, agent: str, a: int) -> None:
         """Apply the legal action ``a`` of ``agent`` (the agent to move)."""
@@ -518,16 +494,16 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
         """
         agent = self.agent_selection
         try:
-            a: Any = operator.index(action)
-        except TypeError:
-            a = action
+            a: Any = action_id(action)
+            meaning = A.action_name(a)
+        except ValueError:
+            a, meaning = action, "not a valid action id"
         other = AGENTS[1 - self._seat_of[agent]]
         legal = self.single.legal_actions()
         details = {
             "agent": agent,
             "action": a,
-            "meaning": A.action_name(a) if isinstance(a, int) and 0 <= a < A.NUM_ACTIONS
-            else "not a valid action id",
+            "meaning": meaning,
             "legal_actions": legal,
             "message": self.illegal_action_message(agent, a),
         }
@@ -550,7 +526,18 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
     # ----------------------------------------------------------------- views
     @property
     def match_over(self) -> bool:
+        """Whether the match has ended (by its last hand or by a forfeit)."""
         return self._over
+
+    @property
+    def cumulative_rewards(self) -> Mapping[str, float]:
+        """Each live agent's reward since its previous action (what ``last()``
+        returns), as a read-only view."""
+        return MappingProxyType(self._cumulative_rewards)
+
+    def cumulative_reward(self, agent: str) -> float:
+        """``agent``'s reward since its previous action (what ``last()`` returns)."""
+        return self._cumulative_rewards[agent]
 
     @property
     def game(self) -> SingleGameArrays:
@@ -567,13 +554,17 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
         """The score sheet; the final one once the match is over."""
         return self.single.sheet()
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
+        """The table: printed (``human``), as text (``ansi``) or as an image
+        (``rgb_array``, the spectator's view, see :meth:`render_image`)."""
         if self.render_mode is None:
             logger.warn(
                 "You are calling render method without specifying any render mode. "
-                "Use render_mode='ansi' or 'human' when creating the environment."
+                "Use render_mode='ansi', 'human' or 'rgb_array' when creating the environment."
             )
             return None
+        if self.render_mode == "rgb_array":
+            return self.render_image()
         from . import render as R
 
         if self.render_mode == "human":
@@ -609,150 +600,31 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
             parts.append(R.table_text(view, 0, viewer, AGENTS, style, title=title))
         return "\n\n".join(parts)
 
+    def render_image(self, viewer: str | None = None) -> np.ndarray:
+        """The table as an RGB image (``image.HEIGHT x image.WIDTH x 3`` uint8).
+
+        ``viewer`` (an agent name) sees its own hand and, of the other hand,
+        only the cards taken from the discard pile; ``None`` shows both
+        hands.  Both are shown once the match is over.
+        """
+        from . import render as R
+        from .image import table_image
+
+        seat = None if viewer is None else self._seat_of.get(viewer, -1)
+        if seat == -1:
+            raise ValueError(f"viewer must be one of {AGENTS} or None, got {viewer!r}")
+        notes = []
+        if self.last_move is not None:
+            mover, a, top = self.last_move
+            notes.append(f"{AGENTS[mover]}: {R.move_text(a, card=top)}")
+        if self.forfeit is not None:
+            forfeit = self.forfeit
+            notes.append(f"{forfeit['agent']} forfeits: illegal move {forfeit['action']!r}")
+        elif self._over:
+            notes.append(f"Match over: {AGENTS[self.sheet().match_winner]} wins")
+        title = f"Hollywood gin · hand {self.hands_played + (0 if self._over else 1)}"
+        return table_image(self.view, 0, seat, AGENTS, title=title, notes=notes,
+                           reveal=self._over)
+
     def close(self) -> None:
         pass
-
-
-def _not_before_reset(name: str) -> AttributeError:
-    return AttributeError(f"{name} cannot be accessed before reset")
-
-
-class HollywoodWrapper(OrderEnforcingWrapper):
-    """What :func:`env` wraps ``raw_env`` in: PettingZoo's order enforcement,
-    out-of-space check and illegal-move handling in one layer.
-
-    It behaves as ``OrderEnforcingWrapper(AssertOutOfBoundsWrapper(
-    IllegalMoveWrapper(raw)))`` (or ``OrderEnforcingWrapper(raw)`` with
-    ``strict``), but reads the hot attributes (``agent_selection``, ``agents``,
-    ``rewards``, …) straight from the raw env instead of through a chain of
-    ``__getattr__`` fallbacks, which cost more than a game step.
-    """
-
-    def __init__(self, env: raw_env, strict: bool = False, illegal_reward: float = -1.0) -> None:
-        super().__init__(env)
-        self._raw = env
-        self.strict = bool(strict)
-        self.illegal_reward = float(illegal_reward)
-
-    # Attributes OrderEnforcingWrapper guards until reset(), read directly.
-    @property
-    def agent_selection(self) -> str:
-        if self._has_reset:
-            return self._raw.agent_selection
-        raise _not_before_reset("agent_selection")
-
-    @property
-    def agents(self) -> list[str]:
-        if self._has_reset:
-            return self._raw.agents
-        raise _not_before_reset("agents")
-
-    @property
-    def rewards(self) -> dict[str, float]:
-        if self._has_reset:
-            return self._raw.rewards
-        raise _not_before_reset("rewards")
-
-    @property
-    def terminations(self) -> dict[str, bool]:
-        if self._has_reset:
-            return self._raw.terminations
-        raise _not_before_reset("terminations")
-
-    @property
-    def truncations(self) -> dict[str, bool]:
-        if self._has_reset:
-            return self._raw.truncations
-        raise _not_before_reset("truncations")
-
-    @property
-    def infos(self) -> dict[str, dict[str, Any]]:
-        if self._has_reset:
-            return self._raw.infos
-        raise _not_before_reset("infos")
-
-    @property
-    def _cumulative_rewards(self) -> dict[str, float]:
-        return self._raw._cumulative_rewards
-
-    @property
-    def num_agents(self) -> int:
-        return len(self.agents)
-
-    def observation_space(self, agent: str) -> spaces.Space:
-        return self._raw.observation_spaces[agent]
-
-    def action_space(self, agent: str) -> spaces.Space:
-        return self._raw.action_spaces[agent]
-
-    def observe(self, agent: str) -> dict[str, np.ndarray] | None:
-        if not self._has_reset:
-            EnvLogger.error_observe_before_reset()
-        return self._raw.observe(agent)
-
-    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        raw = self._raw
-        agent = self.agent_selection
-        return (raw.observe(agent) if observe else None, raw._cumulative_rewards[agent],
-                raw.terminations[agent], raw.truncations[agent], raw.infos[agent])
-
-    def step(self, action: Any) -> None:
-        if not self._has_reset:
-            EnvLogger.error_step_before_reset()
-        raw = self._raw
-        self._has_updated = True
-        if not raw.agents:
-            EnvLogger.warn_step_after_terminated_truncated()
-            return
-        agent = raw.agent_selection
-        if raw.terminations[agent] or raw.truncations[agent]:
-            if not self.strict:
-                assert action is None or raw.action_spaces[agent].contains(action), (
-                    "action is not in action space")
-            raw.step(action)
-            return
-        kind = type(action)
-        if kind is int or kind is _INT64:
-            a = int(action)
-            in_space = 0 <= a < A.NUM_ACTIONS
-        else:
-            in_space = raw.action_spaces[agent].contains(action)
-            a = int(action) if in_space else -1
-        if in_space and not raw._over and raw.single.legal >> a & 1:
-            raw._play(agent, a)
-        elif self.strict:
-            raise ValueError(raw.illegal_action_message(agent, action))
-        else:
-            assert in_space, "action is not in action space"
-            EnvLogger.warn_on_illegal_move()
-            raw.forfeit_illegal(action, self.illegal_reward)
-
-    def __str__(self) -> str:
-        return str(self._raw)
-
-
-class IllegalMoveWrapper(BaseWrapper):
-    """PettingZoo's ``TerminateIllegalWrapper`` behaviour, reported in ``infos``.
-
-    An illegal action ends the match: the offender gets ``illegal_reward``,
-    the other agent 0, both are terminated, and both infos carry
-    ``illegal_move`` (see :meth:`raw_env.forfeit_illegal`).  Legality is read
-    from the environment's action mask, so no observation is built for it.
-    (:func:`env` uses :class:`HollywoodWrapper`, which includes this.)
-    """
-
-    def __init__(self, env: AECEnv, illegal_reward: float = -1.0) -> None:
-        super().__init__(env)
-        self.illegal_reward = float(illegal_reward)
-
-    def step(self, action: Any) -> None:
-        raw = self.env.unwrapped
-        agent = raw.agent_selection
-        if raw.terminations[agent] or raw.truncations[agent] or raw.is_legal(action):
-            self.env.step(action)
-            return
-        EnvLogger.warn_on_illegal_move()
-        raw.forfeit_illegal(action, self.illegal_reward)
-
-    def __str__(self) -> str:
-        return str(self.env)

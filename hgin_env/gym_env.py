@@ -1,11 +1,13 @@
 """Gymnasium interfaces: one learner seat against a fixed opponent policy.
 
 * :class:`HollywoodGinEnv` — a ``gymnasium.Env``: one Hollywood match per
-  episode, the other seat played by a given policy (``"random"``,
-  ``"simple"``, ``"strong"``, ``"pretrained"``, ``"ckpt:PATH"``, or any object
-  with ``act(obs, rng) -> actions``).  Registered as ``hgin/HollywoodGin-v0``
-  when this module is imported; ``gymnasium.make("hgin_env.gym_env:hgin/HollywoodGin-v0",
-  opponent="simple")`` imports it for you.
+  episode, the other seat played by an agent: any object with
+  ``act(obs, rng) -> actions`` (every agent of the ``agents`` package), a
+  function ``obs -> actions``, or a spec string (``"random"``, ``"simple"``,
+  ``"strong"``, ``"pretrained"``, ``"ckpt:PATH"``) that
+  :func:`hgin_env.opponent.load_agent` resolves.  ``import hgin_env``
+  registers it as ``hgin/HollywoodGin-v0``:
+  ``gymnasium.make("hgin/HollywoodGin-v0", opponent="simple")``.
 * :class:`HollywoodGinVectorEnv` — a ``gymnasium.vector.VectorEnv`` of B
   matches run by one batched :class:`~hgin_env.engine.VectorGame`, for
   batched single-agent training.  Its autoreset mode is
@@ -23,7 +25,17 @@ the opponent's moves included.  An episode ends (``terminated``) when the
 match does; nothing truncates, so add ``gymnasium.wrappers.TimeLimit`` if you
 need a cap.
 
-Illegal actions: :class:`HollywoodGinEnv` ends the match with reward -1 and
+Rendering: ``render_mode="ansi"`` returns the table as text, ``"human"``
+prints it, ``"rgb_array"`` returns it as an image drawn from the learner's
+seat (the opponent's cards face down but for those it took from the pile),
+for ``gymnasium.wrappers.RecordVideo``.
+
+Actions: any integral scalar is accepted — a Python or numpy integer, a 0-d
+or 1-element array, or an integral float such as ``105.0``
+(:func:`hgin_env.wrappers.action_id`).  A value that is not an action id at
+all (``105.5``, ``nan``, ``500``, ``"pass"``) raises ``ValueError``: it is
+a bug in the caller, not a move.  An action id that is illegal now is the
+policy's move: :class:`HollywoodGinEnv` ends the match with reward -1 and
 ``info["illegal_move"]`` (or raises ``ValueError`` with ``strict=True``);
 the vector env always raises ``ValueError``, naming the sub-environment.
 """
@@ -38,51 +50,16 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from . import ENV_ID
 from . import actions as A
 from .aec import AGENTS, TERMINAL_MASK_ACTION, observation_bounds, raw_env
 from .engine import REWARD_MODES, VectorGame
 from .observation import OBS_DIM, encode
+from .opponent import as_opponent
 from .rules import Rules, load_rules
+from .wrappers import action_id
 
-__all__ = ["ENV_ID", "HollywoodGinEnv", "HollywoodGinVectorEnv", "make_opponent"]
-
-ENV_ID = "hgin/HollywoodGin-v0"
-
-
-class _CallablePolicy:
-    """Adapts ``fn(obs) -> actions`` to the agent interface."""
-
-    def __init__(self, fn: Any) -> None:
-        self.fn = fn
-        self.name = getattr(fn, "__name__", "policy")
-
-    def act(self, obs: dict[str, np.ndarray], rng: np.random.Generator | None = None) -> np.ndarray:
-        return np.asarray(self.fn(obs), dtype=np.int64).reshape(-1)
-
-
-def make_opponent(spec: Any, rules: Rules | None = None) -> Any:
-    """An opponent policy from an agent spec string, an agent, or a callable.
-
-    Strings go to ``agents.make_agent`` (imported only here, so that module
-    and PyTorch stay optional); ``"random"`` works without it.
-    """
-    if hasattr(spec, "act"):
-        return spec
-    if callable(spec):
-        return _CallablePolicy(spec)
-    if not isinstance(spec, str):
-        raise ValueError(
-            f"opponent must be an agent spec string, an agent or a callable, got {spec!r}"
-        )
-    try:
-        from agents import make_agent
-    except ImportError:
-        if spec.strip().lower() == "random":
-            from agents.random_agent import RandomAgent
-
-            return RandomAgent()
-        raise
-    return make_agent(spec, rules=rules)
+__all__ = ["ENV_ID", "HollywoodGinEnv", "HollywoodGinVectorEnv"]
 
 
 def _spaces(rules: Rules) -> tuple[spaces.Dict, spaces.Discrete]:
@@ -92,6 +69,39 @@ def _spaces(rules: Rules) -> tuple[spaces.Dict, spaces.Discrete]:
         "action_mask": spaces.Box(low=0, high=1, shape=(A.NUM_ACTIONS,), dtype=np.int8),
     })
     return obs_space, spaces.Discrete(A.NUM_ACTIONS)
+
+
+def _check_num_envs(num_envs: Any) -> int:
+    if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)):
+        raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+    if num_envs < 1:
+        raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+    return int(num_envs)
+
+
+def _integer_actions(actions: Any, num_envs: int) -> np.ndarray:
+    """``actions`` as (num_envs,) int64 action ids.
+
+    Integer arrays and integral float arrays are accepted, as
+    :func:`~hgin_env.wrappers.action_id` accepts scalars; any value that is
+    not an action id (``3.5``, ``nan``, ``-1``, ``500``) raises ``ValueError``.
+    """
+    acts = np.asarray(actions)
+    if acts.shape != (num_envs,):
+        raise ValueError(f"expected {num_envs} actions, got an array of shape {acts.shape}")
+    kind = acts.dtype.kind
+    if kind in "iu":
+        not_ids = (acts < 0) | (acts >= A.NUM_ACTIONS)
+    elif kind == "f":
+        not_ids = (~np.isfinite(acts) | (acts != np.floor(acts))
+                   | (acts < 0) | (acts >= A.NUM_ACTIONS))
+    else:
+        raise ValueError(f"expected {num_envs} integer actions, got a {acts.dtype} array")
+    if not_ids.any():
+        i = int(np.flatnonzero(not_ids)[0])
+        raise ValueError(f"sub-environment {i}: action {acts[i].item()!r} is not an action id "
+                         f"(integers 0..{A.NUM_ACTIONS - 1})")
+    return acts.astype(np.int64)
 
 
 def _check_seat(seat: int | None) -> int | None:
@@ -111,7 +121,10 @@ class HollywoodGinEnv(gym.Env):
     (2, C) indexed by seat.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["human", "ansi"], "render_fps": 1}
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["human", "ansi", "rgb_array"],
+        "render_fps": 4,
+    }
 
     def __init__(
         self,
@@ -128,9 +141,10 @@ class HollywoodGinEnv(gym.Env):
                              f"{self.metadata['render_modes']}, got {render_mode!r}")
         self.rules = load_rules(rules)
         self.aec = raw_env(rules=self.rules, reward=reward,
-                           render_mode=None if render_mode is None else "ansi")
+                           render_mode="rgb_array" if render_mode == "rgb_array"
+                           else None if render_mode is None else "ansi")
         self.observation_space, self.action_space = _spaces(self.rules)
-        self.opponent = make_opponent(opponent, self.rules)
+        self.opponent = as_opponent(opponent, self.rules)
         self.fixed_seat = _check_seat(seat)
         self.render_mode = render_mode
         self.strict = bool(strict)
@@ -162,7 +176,7 @@ class HollywoodGinEnv(gym.Env):
         self._done = False
         self._hand_over, self._hand_result = False, 0
         self._play_opponent()
-        self._carry = float(self.aec._cumulative_rewards[self._me])
+        self._carry = float(self.aec.cumulative_reward(self._me))
         if self.render_mode == "human":
             self.render()
         return self.aec.observe(self._me), self._info()
@@ -173,21 +187,21 @@ class HollywoodGinEnv(gym.Env):
         if self._done:
             raise RuntimeError("the match is over (or reset() was never called): call reset()")
         aec = self.aec
+        a = action_id(action)  # ValueError for a value that is not an action id
         self._hand_over, self._hand_result = False, 0
-        if not aec.is_legal(action):
+        if not aec.try_step(a):
             if self.strict:
-                raise ValueError(aec.illegal_action_message(self._me, action))
-            aec.forfeit_illegal(action, self.illegal_reward)
+                raise ValueError(aec.illegal_action_message(self._me, a))
+            aec.forfeit_illegal(a, self.illegal_reward)
             self._done = True
             info = self._info()
             info["illegal_move"] = aec.infos[self._me]["illegal_move"]
             if self.render_mode == "human":
                 self.render()
             return aec.observe(self._me), self.illegal_reward, True, False, info
-        aec.step(int(action))
         self._note_hand(aec.infos[self._me])
         self._play_opponent()
-        reward = self._carry + float(aec._cumulative_rewards[self._me])
+        reward = self._carry + float(aec.cumulative_reward(self._me))
         self._carry = 0.0
         terminated = aec.match_over
         self._done = terminated
@@ -234,10 +248,15 @@ class HollywoodGinEnv(gym.Env):
             info["final_scores"] = aec.sheet().scores.copy()
         return info
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
+        """``ansi``: the table as text (both hands); ``human``: printed;
+        ``rgb_array``: the table as the learner sees it, an (H, W, 3) uint8
+        image (:func:`hgin_env.image.table_image`), for ``RecordVideo``."""
         if self.render_mode is None:
             gym.logger.warn("You are calling render method without specifying any render mode.")
             return None
+        if self.render_mode == "rgb_array":
+            return self.aec.render_image(viewer=self._me)
         if self.render_mode == "ansi":
             return self.aec.render_text(color=False)
         import sys
@@ -286,12 +305,12 @@ class HollywoodGinVectorEnv(VectorEnv):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.rules = load_rules(rules)
         self.reward_mode = reward
-        self.num_envs = int(num_envs)
+        self.num_envs = _check_num_envs(num_envs)
         self.game = VectorGame(self.num_envs, self.rules, seed=0, reward=reward, autoreset=False)
         self.single_observation_space, self.single_action_space = _spaces(self.rules)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = spaces.MultiDiscrete(np.full(self.num_envs, A.NUM_ACTIONS))
-        self.opponent = make_opponent(opponent, self.rules)
+        self.opponent = as_opponent(opponent, self.rules)
         self.fixed_seat = _check_seat(seat)
         self.render_mode = render_mode
         b = self.num_envs
@@ -322,18 +341,13 @@ class HollywoodGinVectorEnv(VectorEnv):
     def step(
         self, actions: Any
     ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        acts = np.asarray(actions)
-        if acts.shape != (self.num_envs,) or not np.issubdtype(acts.dtype, np.integer):
-            raise ValueError(f"expected {self.num_envs} integer actions, got {acts.dtype} "
-                             f"array of shape {acts.shape}")
-        acts = acts.astype(np.int64)
+        acts = _integer_actions(actions, self.num_envs)
         mask = self.game.legal_action_mask()
-        ok = (acts >= 0) & (acts < A.NUM_ACTIONS)
-        ok[ok] = mask[self._rows[ok], acts[ok]] == 1
+        ok = mask[self._rows, acts] == 1
         if not ok.all():
             i = int(np.flatnonzero(~ok)[0])
             a = int(acts[i])
-            what = A.action_name(a) if 0 <= a < A.NUM_ACTIONS else "outside 0..107"
+            what = A.action_name(a)
             legal = np.flatnonzero(mask[i]).tolist()
             raise ValueError(f"sub-environment {i}: illegal action {a} ({what}); legal actions: "
                              f"{legal}")
@@ -453,6 +467,3 @@ class HollywoodGinVectorEnv(VectorEnv):
         return tuple(table_text(self.game, i, None, title=f"game {i}")
                      for i in range(self.num_envs))
 
-
-if ENV_ID not in gym.registry:
-    gym.register(id=ENV_ID, entry_point="hgin_env.gym_env:HollywoodGinEnv")

@@ -3,7 +3,9 @@
     python -m hgin_env.play --opponent simple [--rules friendly] [--seed N] [--seat 0|1]
 
 ``--opponent`` is ``random``, ``simple``, ``strong``, ``pretrained`` or
-``ckpt:PATH``; ``--rules`` a profile name or a rules TOML file.  On your turn
+``ckpt:PATH`` (resolved by :func:`hgin_env.opponent.load_agent`; from Python,
+:func:`play` takes any agent object); ``--rules`` a profile name or a rules
+TOML file.  On your turn
 the legal moves are listed with numbers; type a number, or a move in words:
 
 * a card (``7H``, ``7♥``, ``10d``, ``td``) or ``discard 7H`` — discard it;
@@ -13,12 +15,15 @@ the legal moves are listed with numbers; type a number, or a move in words:
 * ``big gin`` when the ``big_gin`` switch is on;
 * ``help``, ``table``, ``sheet``, ``moves``, ``quit``.
 
-Anything else is answered with a message and the prompt comes back.
+Anything else is answered with a message and the prompt comes back.  End of
+input (Ctrl-D) abandons the match; Ctrl-C and a closed output (``| head``)
+end the program with a one-line message (exit codes 130 and 1).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from typing import Any, TextIO
@@ -28,6 +33,7 @@ import numpy as np
 from . import actions as A
 from .aec import AGENTS, raw_env
 from .cards import SUIT_CHARS, SUIT_SYMBOLS, parse_card
+from .opponent import Policy, as_opponent, load_agent
 from .render import Style, card_text, sheet_text, showdown_text, supports_color, table_text
 from .rules import PROFILES, load_rules
 
@@ -219,7 +225,7 @@ def _narrate(name: str, action: int, top: int, drawn: int | None, style: Style) 
 
 
 def play(
-    opponent: Any,
+    opponent: Policy,
     rules: Any = "friendly",
     seed: int | None = None,
     seat: int = 0,
@@ -228,7 +234,12 @@ def play(
     color: bool | None = None,
     opponent_name: str | None = None,
 ) -> int:
-    """Run one match; returns 0 when it finished or the player quit."""
+    """Run one match against ``opponent`` (an agent, see :mod:`hgin_env.opponent`).
+
+    Returns 0 when the match finished or the player quit or closed the input,
+    130 on Ctrl-C at the prompt, 1 when the opponent played an illegal move.
+    """
+    opponent = as_opponent(opponent)
     stream = out if out is not None else sys.stdout
     say = _Out(stream)
     style = Style(supports_color(stream) if color is None else color)
@@ -248,11 +259,11 @@ def play(
         mover = AGENTS.index(env.agent_selection)
         top = int(game.top_discard()[0])
         before = int(game.hands[0, mover])
+        if hand_shown != env.hands_played:  # a new deal, whoever moves first
+            hand_shown = env.hands_played
+            say()
+            say(style(f"── Hand {env.hands_played + 1} " + "─" * 40, "bold", "cyan"))
         if mover == seat:
-            if hand_shown != env.hands_played:
-                hand_shown = env.hands_played
-                say()
-                say(style(f"── Hand {env.hands_played + 1} " + "─" * 40, "bold", "cyan"))
             options = move_options(game, seat, style)
             say()
             say(table_text(game, 0, seat, names, style, sheet=False))
@@ -261,10 +272,14 @@ def play(
             while action is None:
                 try:
                     line = input_fn("Your move> ")
-                except (EOFError, KeyboardInterrupt):
+                except EOFError:
                     say()
                     say("Goodbye: the match was abandoned.")
                     return 0
+                except KeyboardInterrupt:
+                    say()
+                    say("Goodbye: the match was abandoned.")
+                    return 130
                 kind, chosen, message = parse_command(line, options, game, seat)
                 if kind == "move":
                     action = chosen
@@ -295,7 +310,8 @@ def play(
         if action == A.DRAW_STOCK and mover == seat:  # a draw never ends a hand
             new = int(game.hands[0, mover]) & ~before
             drawn = new.bit_length() - 1 if new else None
-        say(_narrate(short[mover], action, top, drawn, style))
+        if not _ends_hand(action):  # a knock is told by the showdown below
+            say(_narrate(short[mover], action, top, drawn, style))
         if info.get("hand_over"):
             say()
             discard = action - A.KNOCK if A.KNOCK <= action < A.DRAW_STOCK else None
@@ -310,6 +326,10 @@ def play(
     else:
         say(style(f"{names[1 - seat]} wins the match.", "bold"))
     return 0
+
+
+def _ends_hand(action: int) -> bool:
+    return A.KNOCK <= action < A.DRAW_STOCK or action == A.BIG_GIN
 
 
 def _list_moves(say: Callable[[str], None], options: list[tuple[int, str]]) -> None:
@@ -331,20 +351,22 @@ def main(
                         help="random, simple, strong, pretrained or ckpt:PATH (default: simple)")
     parser.add_argument("--rules", default="friendly",
                         help=f"rule profile ({', '.join(PROFILES)}) or a rules TOML file")
-    parser.add_argument("--seed", type=int, default=None, help="seed for a reproducible match")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="seed (a non-negative integer) for a reproducible match")
     parser.add_argument("--seat", type=int, choices=(0, 1), default=0, help="your seat (default 0)")
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     args = parser.parse_args(argv)
     stream = out if out is not None else sys.stdout
+    if args.seed is not None and args.seed < 0:
+        print(f"error: --seed must be a non-negative integer, got {args.seed}", file=stream)
+        return 2
     try:
         rules = load_rules(args.rules)
     except ValueError as err:
         print(f"error: {err}", file=stream)
         return 2
     try:
-        from .gym_env import make_opponent
-
-        opponent = make_opponent(args.opponent, rules)
+        opponent = load_agent(args.opponent, rules)
     except (ValueError, ImportError, OSError, RuntimeError) as err:
         print(f"error: cannot load opponent {args.opponent!r}: {err}", file=stream)
         return 2
@@ -353,5 +375,23 @@ def main(
                 out=stream, color=color, opponent_name=args.opponent)
 
 
+def cli(argv: list[str] | None = None) -> int:
+    """:func:`main` for the command line: Ctrl-C (exit 130) and a closed output
+    (``| head``, exit 1) end with a one-line message instead of a traceback."""
+    try:
+        return main(argv)
+    except KeyboardInterrupt:
+        print("\nInterrupted.", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # As the Python docs advise: point stdout at /dev/null so that the
+        # interpreter's final flush does not fail a second time.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        print("error: the output was closed (broken pipe); the match was abandoned.",
+              file=sys.stderr)
+        return 1
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli())

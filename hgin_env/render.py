@@ -30,7 +30,10 @@ __all__ = [
     "arrangement_text",
     "card_text",
     "cards_text",
+    "hand_groups",
+    "hand_summary",
     "move_text",
+    "phase_text",
     "sheet_text",
     "showdown_text",
     "supports_color",
@@ -125,6 +128,15 @@ def deadwood_text(mask: int, style: Style = _PLAIN, label: str = "deadwood") -> 
     cards = sorted(mask_to_cards(mask), key=lambda c: (c % NUM_RANKS, c // NUM_RANKS))
     shown = " ".join(style(card_text(c), "yellow") for c in cards)
     return f"{label}: {shown} = {_value(mask)}"
+
+
+def hand_groups(mask: int) -> tuple[list[list[int]], list[int]]:
+    """A hand in one best arrangement, in display order: ``(melds, deadwood)``,
+    each meld a list of card ids (runs by rank), the deadwood by rank."""
+    melds, deadwood = best_melds(int(mask))
+    groups = [_sorted_meld(meld) for meld in sorted(melds, key=_meld_sort_key)]
+    rest = sorted(mask_to_cards(deadwood), key=lambda c: (c % NUM_RANKS, c // NUM_RANKS))
+    return groups, rest
 
 
 def arrangement_text(mask: int, style: Style = _PLAIN) -> str:
@@ -302,10 +314,31 @@ def showdown_text(
     return "\n".join(lines)
 
 
+def hand_summary(game: VectorGame, row: int = 0, names: Sequence[str] = DEFAULT_NAMES) -> str:
+    """One line on the last finished hand of game ``row`` (``""`` before the first)."""
+    rec = game.last_hand
+    if not bool(rec.valid[row]):
+        return ""
+    if bool(rec.dead[row]):
+        return "Last hand: dead (no score)"
+    knocker, winner = int(rec.knocker[row]), int(rec.winner[row])
+    if bool(rec.big_gin[row]):
+        how = "went big gin"
+    elif bool(rec.gin[row]):
+        how = "went gin"
+    else:
+        how = f"knocked with {int(rec.knocker_deadwood[row])}"
+    result = f"{int(rec.award[row])} to {names[winner]}"
+    if bool(rec.undercut[row]):
+        result = "undercut: " + result
+    return f"Last hand: {names[knocker]} {how}; {result}"
+
+
 # ----------------------------------------------------------------------------- table
 
 
-def _phase_text(phase: int) -> str:
+def phase_text(phase: int) -> str:
+    """What the player to move does in ``phase``, e.g. ``to discard or knock``."""
     return {
         A.PHASE_OFFER_NONDEALER: "may take the upcard or pass (non-dealer first)",
         A.PHASE_OFFER_DEALER: "may take the upcard or pass (dealer)",
@@ -339,10 +372,13 @@ def table_text(
     top = int(game.top_discard()[row])
     pile = int(game.pile_size[row])
     stock = int(game.stock_size[row])
-    top_txt = card_text(top, style) if top >= 0 else "(empty)"
+    if top >= 0:
+        pile_txt = f"{style(card_text(top, style), 'bold')} on top ({pile} card{'s' * (pile != 1)})"
+    else:
+        pile_txt = "empty"
     limit = int(game.knock_limit[row])
     limit_txt = "gin only" if limit == 0 else f"deadwood {limit} or less"
-    lines.append(f"Discard pile: {style(top_txt, 'bold')} on top ({pile} card{'s' * (pile != 1)})"
+    lines.append(f"Discard pile: {pile_txt}"
                  f"   Stock: {stock} cards ({max(stock - 2, 0)} may be drawn)"
                  f"   Knock: {limit_txt}")
     seats = (0, 1) if viewer is None else (1 - viewer, viewer)
@@ -360,7 +396,7 @@ def table_text(
             if known:
                 body += f"; took from the pile: {cards_text(known, style)}"
         lines.append(f"{marker}{label.ljust(width)} {body}")
-    lines.append(f"To move: {style(names[mover], 'bold')} {_phase_text(int(game.phase[row]))}")
+    lines.append(f"To move: {style(names[mover], 'bold')} {phase_text(int(game.phase[row]))}")
     taken = int(game.taken_card[row])
     if game.phase[row] == A.PHASE_DISCARD and taken >= 0 and rules.forbid_discard_of_taken:
         lines.append(f"  ({names[mover]} took {card_text(taken, style)} this turn and may not "

@@ -59,7 +59,7 @@ def test_single_agent_illegal_action() -> None:
     strict.reset(seed=0)
     with pytest.raises(ValueError, match=f"illegal action {bad}"):
         strict.step(bad)
-    with pytest.raises(ValueError, match="illegal action 108"):
+    with pytest.raises(ValueError, match="action 108 is outside the action space"):
         strict.step(108)
 
 
@@ -68,8 +68,45 @@ def test_opponent_as_agent_callable_or_spec() -> None:
         env = HollywoodGinEnv(opponent=opponent, seat=1)
         obs, _ = env.reset(seed=1)
         env.step(int(np.flatnonzero(obs["action_mask"])[0]))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown agent spec"):
         HollywoodGinEnv(opponent="no-such-agent")
+    with pytest.raises(ValueError, match="opponent must be"):
+        HollywoodGinEnv(opponent=42)
+
+
+@pytest.mark.parametrize("make", [
+    lambda a: a, np.int64, np.uint16, np.array, lambda a: np.array([a]), float, np.float32,
+    lambda a: np.array([a], np.float64),
+])
+def test_any_integral_scalar_is_an_action(make: object) -> None:
+    """RL libraries hand over numpy scalars and 1-element arrays: never a forfeit."""
+    env = HollywoodGinEnv(opponent="random", seat=0, rules=SHORT)
+    obs, _ = env.reset(seed=0)
+    legal = int(np.flatnonzero(obs["action_mask"])[0])
+    obs, reward, terminated, _, info = env.step(make(legal))
+    assert "illegal_move" not in info and not (terminated and reward == -1.0)
+
+
+@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize("action", [105.5, float("nan"), float("inf"), 500, -1, 2**64 - 1,
+                                    np.uint64(2**64 - 1), "take", None, True,
+                                    np.array([105, 106]), np.zeros((1, 1, 2))])
+def test_values_that_are_not_action_ids_raise_value_error(action: object, strict: bool) -> None:
+    env = HollywoodGinEnv(opponent="random", seat=0, strict=strict)
+    obs, _ = env.reset(seed=0)
+    with pytest.raises(ValueError, match="action"):
+        env.step(action)
+    # Not a forfeit: the match goes on from the same position.
+    legal = int(np.flatnonzero(obs["action_mask"])[0])
+    *_, info = env.step(legal)
+    assert "illegal_move" not in info and not info["match_over"]
+
+
+def test_uint64_max_is_reported_as_itself() -> None:
+    env = HollywoodGinEnv(opponent="random", seat=0)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=str(2**64 - 1)):
+        env.step(np.uint64(2**64 - 1))
 
 
 def test_same_seed_same_episode() -> None:
@@ -128,6 +165,24 @@ def test_vector_env_plays_matches_with_same_step_autoreset() -> None:
         if len(finished) >= 3:
             break
     assert len(finished) >= 3
+
+
+@pytest.mark.parametrize("num_envs", [2.5, True, 0, -3, "4", None])
+def test_vector_env_rejects_a_bad_number_of_envs(num_envs: object) -> None:
+    with pytest.raises(ValueError, match="num_envs must be a positive integer"):
+        HollywoodGinVectorEnv(num_envs, opponent="random")
+
+
+def test_vector_env_actions_integral_floats_and_bad_values() -> None:
+    env = HollywoodGinVectorEnv(2, opponent="random", rules=SHORT, seat=0)
+    obs, _ = env.reset(seed=0)
+    first = obs["action_mask"].argmax(axis=1)
+    for bad in (np.array([first[0], 3.5]), np.array([first[0], np.nan]), np.array([-1, 0]),
+                np.array([0, 500], np.uint64), np.array(["a", "b"]), first[:1]):
+        with pytest.raises(ValueError):
+            env.step(bad)
+    obs, *_ = env.step(first.astype(np.float32))  # integral floats are action ids
+    assert env.observation_space.contains(obs)
 
 
 def test_vector_env_is_deterministic() -> None:

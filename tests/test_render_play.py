@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import itertools
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -92,6 +93,7 @@ def test_table_hides_the_opponent_hand_but_shows_known_cards() -> None:
     assert "hidden" not in spectator
     assert "may not discard it" in spectator
     assert "Stock: 31 cards" in spectator
+    assert "Discard pile: empty   Stock" in spectator and "(empty)" not in spectator
 
 
 def test_dead_hand_and_empty_showdown_text() -> None:
@@ -132,6 +134,29 @@ def test_scripted_full_match_with_bad_input(tmp_path: Path) -> None:
     assert "Score sheet" in text and "points to" in text
     assert "\x1b[" not in text
     assert len(prompts) > 15
+    _check_narration(text)
+
+
+def _check_narration(text: str) -> None:
+    """Each hand's header comes before its first move, whoever makes it, and a
+    knock is told once, by the showdown ("... knocked with 5 deadwood")."""
+    chunks = text.split("── Hand ")
+    assert not any(line.startswith(("Opponent ", "You ")) for line in chunks[0].splitlines())
+    assert [int(c.split()[0]) for c in chunks[1:]] == list(range(1, len(chunks)))
+    for chunk in chunks[1:-1]:  # every hand but the last ended before the next header
+        assert "points to" in chunk or "Dead hand" in chunk
+    assert "knocks!" not in text and "You knock!" not in text
+    assert "knocked with" in text or "went GIN" in text or "BIG GIN" in text
+
+
+@pytest.mark.parametrize("seat", ["0", "1"])
+def test_hand_header_comes_before_the_opponents_first_move(seat: str, tmp_path: Path) -> None:
+    out = io.StringIO()
+    first = itertools.repeat("1")  # always the first listed move: knocks come first
+    assert main(["--opponent", "random", "--seed", "11", "--seat", seat, "--rules",
+                 _one_column_rules(tmp_path), "--color", "never"],
+                input_fn=lambda p: next(first), out=out) == 0
+    _check_narration(out.getvalue())
 
 
 def test_scripted_game_by_card_names(tmp_path: Path) -> None:
@@ -188,6 +213,62 @@ def test_bad_opponent_or_rules_give_a_message() -> None:
     out = io.StringIO()
     assert main(["--rules", "nope"], input_fn=lambda p: "quit", out=out) == 2
     assert "unknown rules" in out.getvalue()
+
+
+def test_negative_seed_is_a_one_line_error() -> None:
+    out = io.StringIO()
+    assert main(["--seed", "-1"], input_fn=lambda p: "quit", out=out) == 2
+    assert out.getvalue() == "error: --seed must be a non-negative integer, got -1\n"
+
+
+def test_cli_turns_ctrl_c_into_one_line(monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    import hgin_env.play as play_module
+
+    def interrupted(argv: list[str] | None = None) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(play_module, "main", interrupted)
+    assert play_module.cli([]) == 130
+    assert capsys.readouterr().err.strip() == "Interrupted."
+
+
+def _script_env() -> dict[str, str]:
+    return dict(os.environ, PYTHONPATH=str(ROOT), PYTHONIOENCODING="utf-8")
+
+
+def test_sigint_gives_one_line_and_exit_130() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hgin_env.play", "--opponent", "random", "--seed", "2"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=_script_env(), cwd=ROOT, encoding="utf-8")
+    try:
+        assert "Hollywood gin against random" in proc.stdout.readline()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130
+    assert "Traceback" not in err and len(err.strip().splitlines()) <= 1
+
+
+def test_closed_output_gives_one_line() -> None:
+    """``python -m hgin_env.play ... | head -1``: the output closes early."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hgin_env.play", "--opponent", "random", "--seed", "2"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=_script_env(), cwd=ROOT)
+    try:
+        proc.stdout.readline()
+        proc.stdout.close()  # what head does after its first line
+        _, err = proc.communicate(input=b"help\n" * 2000 + b"quit\n", timeout=60)
+    finally:
+        proc.kill()
+    text = err.decode("utf-8")
+    assert proc.returncode == 1, text
+    assert "Traceback" not in text
+    assert text.strip().splitlines() == [
+        "error: the output was closed (broken pipe); the match was abandoned."]
 
 
 def _discard_phase_game() -> VectorGame:

@@ -9,8 +9,7 @@
   switches, all reward modes, with and without autoreset.
 * The scalar deadwood code against ``melds`` (hypothesis and large batches).
 * Seeding, stacked decks, illegal actions, the array view.
-* The AEC layer's own pieces: ``MaskedDiscrete.sample`` and
-  ``HollywoodWrapper`` (equal to PettingZoo's wrapper chain, step by step).
+  (The AEC layer's own pieces are tested in tests/test_wrappers.py.)
 
 ``HGIN_SLOW_EXAMPLES`` (default 300) scales the ``slow`` soaks (2 x that many
 steps of 16 games per configuration; about 30 s in all at the default).
@@ -20,7 +19,6 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from typing import Any
 
 import numpy as np
 import pytest
@@ -392,85 +390,3 @@ def test_array_view_is_live_and_encodes_like_the_engine() -> None:
     obs = single.observation(0)
     obs[:] = 0  # observations are fresh, writable arrays
     assert single.observation(0).any()
-
-
-# ============================================================== AEC pieces
-
-
-def test_masked_discrete_sample() -> None:
-    from hgin_env.aec import MaskedDiscrete
-
-    space = MaskedDiscrete(A.NUM_ACTIONS)
-    space.seed(3)
-    mask = np.zeros(A.NUM_ACTIONS, np.int8)
-    mask[[4, 9, 60, 105]] = 1
-    draws = [space.sample(mask) for _ in range(4000)]
-    assert all(isinstance(d, np.int64) and space.contains(d) for d in draws)
-    counts = Counter(int(d) for d in draws)
-    assert set(counts) == {4, 9, 60, 105}
-    assert min(counts.values()) > 850  # uniform: about 1000 each
-    space.seed(3)
-    assert [space.sample(mask) for _ in range(4000)] == draws
-    assert space.sample(np.zeros(A.NUM_ACTIONS, np.int8)) == 0
-    for bad in (mask.astype(np.int64), mask[:10], np.full(A.NUM_ACTIONS, 2, np.int8)):
-        with pytest.raises(AssertionError):
-            space.sample(bad)
-    assert space.contains(space.sample())
-
-
-def _trajectory(env: Any, seed: int, actions: np.random.Generator) -> list[Any]:
-    """Play one match with random (sometimes illegal or out-of-space) actions."""
-    env.reset(seed=seed)
-    seen: list[Any] = []
-    for agent in env.agent_iter(3000):
-        obs, reward, term, trunc, info = env.last()
-        seen.append((agent, obs["observation"].tobytes(), obs["action_mask"].tobytes(),
-                     reward, term, trunc, repr(info), repr(env.rewards)))
-        if term or trunc:
-            action: Any = None
-        elif actions.random() < 0.002:
-            action = int(actions.integers(A.NUM_ACTIONS))  # probably illegal
-        else:
-            action = int(np.flatnonzero(obs["action_mask"])[0]) if actions.random() < 0.3 \
-                else int(actions.choice(np.flatnonzero(obs["action_mask"])))
-        try:
-            env.step(action)
-        except AssertionError as err:
-            seen.append(("assert", str(err)))
-            break
-    return seen
-
-
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_hollywood_wrapper_matches_pettingzoo_wrapper_chain(seed: int) -> None:
-    from pettingzoo.utils import wrappers
-
-    import hgin_env
-    from hgin_env.aec import IllegalMoveWrapper, raw_env
-
-    def chain() -> Any:
-        raw = raw_env(rules="bonus")
-        return wrappers.OrderEnforcingWrapper(
-            wrappers.AssertOutOfBoundsWrapper(IllegalMoveWrapper(raw)))
-
-    ours = _trajectory(hgin_env.env(rules="bonus"), seed, np.random.default_rng(seed))
-    theirs = _trajectory(chain(), seed, np.random.default_rng(seed))
-    assert ours == theirs
-    assert len(ours) > 100
-
-
-def test_hollywood_wrapper_guards_and_out_of_space() -> None:
-    import hgin_env
-
-    env = hgin_env.env()
-    with pytest.raises(AttributeError, match="before reset"):
-        _ = env.agent_selection
-    with pytest.raises(AttributeError, match="before reset"):
-        _ = env.num_agents
-    env.reset(seed=0)
-    assert env.num_agents == 2 and env.max_num_agents == 2
-    for bad in (500, -1, 2.5):
-        with pytest.raises(AssertionError, match="action space"):
-            env.step(bad)
-    env.step(np.int32(A.PASS))  # numpy integers are fine
-    assert not any(env.terminations.values())

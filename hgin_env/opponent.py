@@ -1,0 +1,76 @@
+"""Opponents for the single-agent envs and the terminal game.
+
+The environments take the opponent as an *agent*: any object with
+``act(obs, rng=None) -> actions`` (a batch of observations in, one action per
+row out), as every agent in the ``agents`` package has.  A plain function
+``fn(obs) -> actions`` is adapted to that interface.
+
+A spec string (``"random"``, ``"simple"``, ``"strong"``, ``"pretrained"``,
+``"ckpt:PATH"``) is resolved by :func:`load_agent`, the only place where
+``hgin_env`` reaches into ``agents`` — so the game package never depends on
+the agents (or on PyTorch) unless a caller asks for an agent by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import numpy as np
+
+from .rules import Rules
+
+__all__ = ["Policy", "as_opponent", "load_agent"]
+
+
+class Policy(Protocol):
+    """What an opponent must provide (the ``agents.Agent`` interface)."""
+
+    name: str
+
+    def act(self, obs: dict[str, np.ndarray], rng: np.random.Generator | None = None
+            ) -> np.ndarray: ...
+
+
+class _FunctionPolicy:
+    """Adapts ``fn(obs) -> actions`` to :class:`Policy`."""
+
+    def __init__(self, fn: Callable[[dict[str, np.ndarray]], Any]) -> None:
+        self.fn = fn
+        self.name = getattr(fn, "__name__", "policy")
+
+    def act(self, obs: dict[str, np.ndarray], rng: np.random.Generator | None = None
+            ) -> np.ndarray:
+        return np.asarray(self.fn(obs), dtype=np.int64).reshape(-1)
+
+
+def load_agent(spec: str, rules: Rules | None = None) -> Policy:
+    """The agent named by ``spec``, built by ``agents.make_agent``.
+
+    ``rules`` tells rule-aware agents (``strong``) what sheet they play for.
+    Raises ``ValueError`` for an unknown spec or when the ``agents`` package
+    cannot be imported.
+    """
+    if not isinstance(spec, str):
+        raise ValueError(f"an agent spec must be a string, got {spec!r}")
+    try:
+        from agents import make_agent
+    except ImportError as exc:
+        raise ValueError(f"agent spec {spec!r} needs the 'agents' package, which could not be "
+                         f"imported ({exc}); pass an agent object instead") from exc
+    return make_agent(spec, rules=rules)
+
+
+def as_opponent(opponent: Any, rules: Rules | None = None) -> Policy:
+    """``opponent`` as a :class:`Policy`: agents pass through, functions are
+    wrapped, and only a spec string goes to :func:`load_agent`."""
+    if isinstance(opponent, str):
+        return load_agent(opponent, rules)
+    if callable(getattr(opponent, "act", None)):
+        return opponent
+    if callable(opponent):
+        return _FunctionPolicy(opponent)
+    raise ValueError(
+        f"opponent must be an agent (with act(obs, rng)), a function obs -> actions or an "
+        f"agent spec string, got {opponent!r}"
+    )
