@@ -35,6 +35,10 @@ Where hgin differs from the Java game:
   Java game; ``simple`` declares it whenever legal, the earliest way out.
 * The knock limit is hgin's (``oklahoma``, ``straight_gin``), read from the
   action mask.
+* Not the player's choice but the engine's: at a knock hgin lays down the
+  arrangement best for the knocker (RULES.md §7), where the Java player lays
+  down a random one of least deadwood (same deadwood; the defender's layoffs
+  may differ); and hgin scores the Hollywood sheet, not a 100-point game.
 
 ``simple-det`` (:class:`DeterministicSimpleAgent`) is hgin's earlier,
 deterministic variant, kept because published figures used it: it takes a
