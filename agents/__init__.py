@@ -3,7 +3,10 @@
 ``make_agent(spec)`` builds one from a spec string:
 
 * ``random`` — uniformly random legal actions;
-* ``simple`` — the published simple player (:mod:`agents.simple`);
+* ``simple`` — Todd Neller's published ``SimpleGinRummyPlayer`` (EAAI gin
+  rummy challenge), with a seeded random discard tie-break (:mod:`agents.simple`);
+* ``simple-det`` — hgin's earlier deterministic simple player (figures
+  published before ``simple`` followed the Java source used it);
 * ``strong`` — our best hand-written player (:mod:`agents.strong`);
   ``heuristic`` is an alias of ``strong``;
 * ``pretrained`` — the shipped checkpoint ``agents/pretrained/hgin_default.pt``;
@@ -21,11 +24,11 @@ from typing import Any
 
 from .base import Agent, sample_uniform_legal
 from .random_agent import RandomAgent
-from .simple import SimpleAgent
+from .simple import DeterministicSimpleAgent, SimpleAgent
 from .strong import StrongAgent
 
 PRETRAINED_PATH = Path(__file__).resolve().parent / "pretrained" / "hgin_default.pt"
-AGENT_SPECS = ("random", "simple", "strong", "heuristic", "pretrained", "ckpt:PATH")
+AGENT_SPECS = ("random", "simple", "simple-det", "strong", "heuristic", "pretrained", "ckpt:PATH")
 ALIASES = {"heuristic": "strong"}
 
 
@@ -43,10 +46,11 @@ def _load_torch(path: str | Path, spec: str) -> Agent:
 def make_agent(spec: str | Agent, seed: int | None = None, rules: Any = None) -> Agent:
     """An agent from a spec string (see the module docstring); agents pass through.
 
-    ``seed`` seeds the random agent's own generator (used when ``act`` gets
-    no ``rng``); ``rules`` (a :class:`~hgin_env.rules.Rules` or profile
-    name) tells the strong player the target and bonuses it plays the sheet
-    for (default ``friendly``).  Unknown specs raise ``ValueError`` listing
+    ``seed`` seeds the own generator of the agents that draw at random
+    (``random``, ``simple``), used when ``act`` gets no ``rng``; ``rules``
+    (a :class:`~hgin_env.rules.Rules` or profile name) tells the strong
+    player the target and bonuses it plays the sheet for (default
+    ``friendly``).  Unknown specs raise ``ValueError`` listing
     the valid ones.
     """
     if not isinstance(spec, str):
@@ -58,7 +62,9 @@ def make_agent(spec: str | Agent, seed: int | None = None, rules: Any = None) ->
     if key == "random":
         return RandomAgent(seed)
     if key == "simple":
-        return SimpleAgent()
+        return SimpleAgent(seed)
+    if key == "simple-det":
+        return DeterministicSimpleAgent()
     if key == "strong":
         agent = StrongAgent(rules=rules)
         if text.lower() != key:
@@ -78,6 +84,7 @@ __all__ = [
     "AGENT_SPECS",
     "PRETRAINED_PATH",
     "Agent",
+    "DeterministicSimpleAgent",
     "RandomAgent",
     "SimpleAgent",
     "StrongAgent",

@@ -6,7 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents import AGENT_SPECS, RandomAgent, SimpleAgent, StrongAgent, make_agent
+from agents import (
+    AGENT_SPECS,
+    DeterministicSimpleAgent,
+    RandomAgent,
+    SimpleAgent,
+    StrongAgent,
+    make_agent,
+)
 from agents.arena import Arena, act_split, match_seeds, play_matches
 from agents.stats import clustered_wilson, design_effect, elo_ratings, wilson_interval
 from agents.view import decode
@@ -16,11 +23,9 @@ from hgin_env.engine import VectorGame
 from hgin_env.melds import SENTINEL
 from hgin_env.rules import load_rules
 
-HEURISTICS = (SimpleAgent, StrongAgent)
 
-
-class NeverTake(SimpleAgent):
-    """A cheap deterministic player that differs from ``simple``: never takes a discard."""
+class NeverTake(DeterministicSimpleAgent):
+    """A cheap deterministic player that differs from ``simple-det``: never takes a discard."""
 
     name = "never-take"
 
@@ -58,7 +63,7 @@ def test_every_agent_action_is_legal_over_random_positions(rules) -> None:
     b = 24
     game = VectorGame(b, rules, seed=11)
     rng = np.random.default_rng(5)
-    agents = [RandomAgent(1), SimpleAgent(), StrongAgent(rules=rules)]
+    agents = [RandomAgent(1), SimpleAgent(2), DeterministicSimpleAgent(), StrongAgent(rules=rules)]
     seen_phases = set()
     for _step in range(90):
         obs = game.observe()
@@ -66,7 +71,7 @@ def test_every_agent_action_is_legal_over_random_positions(rules) -> None:
         outs = [agent.act(obs, rng) for agent in agents]
         for agent, out in zip(agents, outs, strict=True):
             _check_legal(obs["action_mask"], out, agent.name)
-        driver = rng.integers(0, 3, size=b)
+        driver = rng.integers(0, len(agents), size=b)
         actions = np.choose(driver, outs)
         game.step(actions)
     assert {A.PHASE_DRAW, A.PHASE_DISCARD, A.PHASE_OFFER_NONDEALER} <= seen_phases
@@ -76,15 +81,15 @@ def test_agents_accept_single_rows_and_subsets() -> None:
     game = VectorGame(8, "friendly", seed=3)
     for _ in range(5):
         obs = game.observe()
-        for agent in (SimpleAgent(), StrongAgent()):
+        for agent in (SimpleAgent(0), DeterministicSimpleAgent(), StrongAgent()):
             one = {k: v[2:3] for k, v in obs.items()}
             _check_legal(one["action_mask"], agent.act(one), agent.name)
-        game.step(SimpleAgent().act(obs))
+        game.step(SimpleAgent(1).act(obs))
 
 
 def test_decode_matches_engine_state() -> None:
     game = VectorGame(64, "friendly", seed=21)
-    agent = SimpleAgent()
+    agent = SimpleAgent(0)
     rows = np.arange(64)
     for _ in range(120):
         obs = game.observe()
@@ -120,8 +125,8 @@ def test_simple_takes_a_melding_upcard_and_passes_a_useless_one() -> None:
     decks = np.stack([_deck(nondealer, dealer, "6H"), _deck(nondealer, dealer, "KH")])
     game = VectorGame(2, "friendly", seed=0)
     game.reset(decks=decks, dealer=np.array([1, 1]))
-    acts = SimpleAgent().act(game.observe())
-    assert acts.tolist() == [A.TAKE_DISCARD, A.PASS]
+    for agent in (SimpleAgent(0), DeterministicSimpleAgent()):
+        assert agent.act(game.observe()).tolist() == [A.TAKE_DISCARD, A.PASS]
 
 
 def test_simple_knocks_as_soon_as_legal_and_sheds_the_highest_deadwood() -> None:
@@ -129,19 +134,20 @@ def test_simple_knocks_as_soon_as_legal_and_sheds_the_highest_deadwood() -> None
     nondealer = "4H 5H 6H 9C 9D 9S AC 2C 3C KD"
     dealer = "TH TC 2H 4S 6D 8S JS QS 5D 7C"
     game = VectorGame(1, "friendly", seed=0)
-    game.reset(decks=_deck(nondealer, dealer, "7H")[None], dealer=np.array([1]))
-    agent = SimpleAgent()
-    assert agent.act(game.observe())[0] == A.TAKE_DISCARD
-    game.step(np.array([A.TAKE_DISCARD]))
     kd = parse_cards("KD")[0]
-    assert agent.act(game.observe())[0] == A.KNOCK + kd  # gin, shedding the king
-    # A hand that cannot knock discards its highest deadwood card.
+    for agent in (SimpleAgent(0), DeterministicSimpleAgent()):
+        game.reset(decks=_deck(nondealer, dealer, "7H")[None], dealer=np.array([1]))
+        assert agent.act(game.observe())[0] == A.TAKE_DISCARD
+        game.step(np.array([A.TAKE_DISCARD]))
+        assert agent.act(game.observe())[0] == A.KNOCK + kd  # gin, shedding the king
+    # A hand that cannot knock discards a highest deadwood card (both leave the least).
     nondealer = "4H 5H 6H 9C 9D KS QD 2C 7S 8D"
-    game.reset(decks=_deck(nondealer, dealer, "3S", "AD")[None], dealer=np.array([1]))
-    game.step(np.array([A.PASS]))
-    game.step(np.array([A.PASS]))
-    game.step(np.array([A.DRAW_STOCK]))  # draws AD
-    assert agent.act(game.observe())[0] in parse_cards("KS QD")
+    for agent in (SimpleAgent(0), DeterministicSimpleAgent()):
+        game.reset(decks=_deck(nondealer, dealer, "3S", "AD")[None], dealer=np.array([1]))
+        game.step(np.array([A.PASS]))
+        game.step(np.array([A.PASS]))
+        game.step(np.array([A.DRAW_STOCK]))  # draws AD
+        assert agent.act(game.observe())[0] in parse_cards("KS QD")
 
 
 def test_strong_goes_gin_and_takes_big_gin() -> None:
@@ -163,8 +169,8 @@ def test_strong_goes_gin_and_takes_big_gin() -> None:
 
 
 def test_strong_avoids_feeding_the_opponents_picked_cards() -> None:
-    """7C or 7D to shed: the simple player breaks the tie by card id (7C); the
-    strong player keeps 7C because the opponent picked up 8C."""
+    """7C or 7D to shed: ``simple-det`` breaks the tie by card id (7C), ``simple``
+    at random; the strong player keeps 7C because the opponent picked up 8C."""
     game = VectorGame(1, "friendly", seed=0)
     nondealer = "AH 2H 3H 4S 5S 6S 2C 4D 5H 7C"
     dealer = "9S TD 2D QH 2S 3D 3C 6H KH 8H"
@@ -174,7 +180,8 @@ def test_strong_avoids_feeding_the_opponents_picked_cards() -> None:
     game.step(np.array([parse_cards("QH")[0]]))  # ... and sheds QH
     game.step(np.array([A.DRAW_STOCK]))  # the non-dealer draws 7D
     obs = game.observe()
-    assert SimpleAgent().act(obs)[0] == parse_cards("7C")[0]
+    assert DeterministicSimpleAgent().act(obs)[0] == parse_cards("7C")[0]
+    assert SimpleAgent(0).act(obs)[0] in parse_cards("7C 7D")
     assert StrongAgent().act(obs)[0] == parse_cards("7D")[0]
 
 
@@ -206,7 +213,7 @@ def test_act_split_calls_each_agent_on_its_rows_and_checks_legality() -> None:
 
 
 def test_duplicate_pairs_replay_the_same_deals_with_seats_swapped() -> None:
-    arena = Arena(SimpleAgent(), NeverTake(), 8, "friendly", seed=9, compact=False)
+    arena = Arena(DeterministicSimpleAgent(), NeverTake(), 8, "friendly", seed=9, compact=False)
     game = arena.game
     # Same first dealer seat in both games of a pair, so seat 0 gets the same cards.
     assert (game.dealer[0::2] == game.dealer[1::2]).all()
@@ -239,7 +246,8 @@ def test_duplicate_pairs_replay_the_same_deals_with_seats_swapped() -> None:
 
 
 def test_identical_deterministic_agents_split_every_duplicate_pair() -> None:
-    stats = play_matches(SimpleAgent(), SimpleAgent(), 10, "friendly", seed=2)
+    stats = play_matches(DeterministicSimpleAgent(), DeterministicSimpleAgent(), 10, "friendly",
+                         seed=2)
     assert stats.num_matches == 10
     wins = stats.a_won.reshape(-1, 2).sum(axis=1)
     assert (wins == 1).all()  # each pair: one win for each agent
@@ -247,9 +255,10 @@ def test_identical_deterministic_agents_split_every_duplicate_pair() -> None:
 
 
 def test_compaction_and_batching_do_not_change_results() -> None:
-    full = Arena(SimpleAgent(), NeverTake(), 10, "classic", seed=5, compact=False).run()
-    compact = Arena(SimpleAgent(), NeverTake(), 10, "classic", seed=5, compact=True).run()
-    batched = play_matches(SimpleAgent(), NeverTake(), 10, "classic", seed=5, batch_size=4)
+    det = DeterministicSimpleAgent()
+    full = Arena(det, NeverTake(), 10, "classic", seed=5, compact=False).run()
+    compact = Arena(det, NeverTake(), 10, "classic", seed=5, compact=True).run()
+    batched = play_matches(det, NeverTake(), 10, "classic", seed=5, batch_size=4)
     for other in (compact, batched):
         assert (other.a_won == full.a_won).all()
         assert (other.a_points == full.a_points).all()
@@ -276,6 +285,9 @@ def test_simple_beats_random() -> None:
 def test_make_agent_specs() -> None:
     assert make_agent("random").name == "random"
     assert isinstance(make_agent("simple"), SimpleAgent)
+    assert make_agent("simple", seed=3).name == "simple"
+    assert isinstance(make_agent("simple-det"), DeterministicSimpleAgent)
+    assert make_agent("Simple-Det").name == "simple-det"
     assert isinstance(make_agent("strong"), StrongAgent)
     heuristic = make_agent("heuristic")
     assert isinstance(heuristic, StrongAgent) and heuristic.name == "heuristic"
@@ -283,7 +295,7 @@ def test_make_agent_specs() -> None:
     assert make_agent(agent) is agent
     with pytest.raises(ValueError, match="valid specs") as err:
         make_agent("nonsense")
-    for spec in ("random", "simple", "strong", "pretrained", "ckpt:PATH"):
+    for spec in ("random", "simple", "simple-det", "strong", "pretrained", "ckpt:PATH"):
         assert spec in str(err.value)
     with pytest.raises(ValueError, match="needs a path"):
         make_agent("ckpt:")
