@@ -287,8 +287,8 @@ def empty_info(b: int, columns: int) -> dict[str, np.ndarray]:
 def rewards_for(mode: str, rules: Rules, rows: np.ndarray, seat: np.ndarray,
                 result: PostResult, rewards: np.ndarray) -> None:
     """Add the reward of posting ``result`` to ``rewards`` (B, 2), by reward mode."""
-    if mode == "columns":
-        rewards[rows] += result.column_delta / rules.columns
+    if mode == "columns":  # in float64, so a float64 ``rewards`` sums exactly
+        rewards[rows] += result.column_delta.astype(np.float64) / rules.columns
     elif mode == "points":
         gained = result.points.sum(axis=1) / (rules.target * rules.columns)
         rewards[rows, seat] += gained

@@ -51,7 +51,7 @@ def _suit_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 RUN_DEADWOOD, RUN_DEADWOOD_MINUS, SUIT_VALUE = _suit_tables()
 
 
-def _as_masks(masks: np.ndarray | int) -> np.ndarray:
+def as_masks(masks: np.ndarray | int) -> np.ndarray:
     arr = np.asarray(masks)
     if arr.dtype != np.uint64:
         if arr.dtype.kind not in "iu":
@@ -112,7 +112,7 @@ def expand_set_choices(lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return origin, set_cards
 
 
-def _segment_starts(origin: np.ndarray) -> np.ndarray:
+def segment_starts(origin: np.ndarray) -> np.ndarray:
     """Index of the first row of each hand in a contiguous ``origin`` array."""
     if origin.size == 0:
         return np.zeros(0, np.int64)
@@ -160,7 +160,7 @@ def _min_over_set_choices(
 
 
 def _segment_min_scalar(values: np.ndarray, origin: np.ndarray) -> np.ndarray:
-    return np.minimum.reduceat(values, _segment_starts(origin))
+    return np.minimum.reduceat(values, segment_starts(origin))
 
 
 def _min_deadwood_lanes(lanes: np.ndarray) -> np.ndarray:
@@ -169,7 +169,7 @@ def _min_deadwood_lanes(lanes: np.ndarray) -> np.ndarray:
 
 def min_deadwood(masks: np.ndarray | int) -> np.ndarray:
     """Exact minimum deadwood of every hand in ``masks`` (any shape)."""
-    arr = _as_masks(masks)
+    arr = as_masks(masks)
     flat = bl.to_lanes(arr.reshape(-1))
     return _min_deadwood_lanes(flat).reshape(arr.shape)
 
@@ -236,7 +236,7 @@ def _min_by_segment(rows: np.ndarray, origin: np.ndarray) -> np.ndarray:
     the k-th rows of all its groups are combined with one ``np.minimum``,
     far cheaper than ``minimum.reduceat`` on 2-D rows.
     """
-    starts = _segment_starts(origin)
+    starts = segment_starts(origin)
     sizes = np.diff(np.r_[starts, origin.shape[0]])
     result = rows[starts]
     for size in np.unique(sizes):
@@ -257,7 +257,7 @@ def deadwood_after_discard(masks: np.ndarray | int) -> np.ndarray:
     Entries for cards not held are ``SENTINEL``.  Intended for 11-card hands
     (the decision after a draw) but exact for any hand of at most 11 cards.
     """
-    arr = _as_masks(masks)
+    arr = as_masks(masks)
     return discard_table_unchecked(arr.reshape(-1)).reshape((*arr.shape, NUM_CARDS))
 
 
@@ -292,7 +292,7 @@ def min_deadwood_after_discard(masks: np.ndarray | int) -> np.ndarray:
     weighing "draw this card, then discard best" needs for many candidate
     hands at once.  Every hand must hold at least one card.
     """
-    arr = _as_masks(masks)
+    arr = as_masks(masks)
     flat = arr.reshape(-1)
     if (flat == 0).any():
         raise ValueError("min_deadwood_after_discard needs hands of at least one card")
@@ -339,7 +339,7 @@ def split_melds(set_cards: int, run_cards: int) -> list[int]:
 
 def best_melds(mask: int) -> tuple[list[int], int]:
     """One minimum-deadwood arrangement: ``(meld masks, deadwood mask)``."""
-    arr = _as_masks(np.array([mask]))
+    arr = as_masks(np.array([mask]))
     lanes = bl.to_lanes(arr)
     origin, set_cards = expand_set_choices(lanes)
     rest = lanes[origin] & ~set_cards
@@ -354,19 +354,27 @@ def best_melds(mask: int) -> tuple[list[int], int]:
 
 def hand_values(masks: np.ndarray | int) -> np.ndarray:
     """Summed card values of every hand (no melds)."""
-    arr = _as_masks(masks)
+    arr = as_masks(masks)
     return lane_value(bl.to_lanes(arr.reshape(-1))).reshape(arr.shape)
 
 
+#: Everything other modules use (the engine, showdown, the one-game fast path, agents).
 __all__ = [
     "CARD_VALUES",
+    "RUN_DEADWOOD",
+    "RUN_DEADWOOD_MINUS",
     "SENTINEL",
+    "arrange",
+    "as_masks",
     "best_melds",
     "deadwood_after_discard",
+    "discard_table_unchecked",
     "expand_set_choices",
     "hand_values",
+    "lane_value",
     "min_deadwood",
     "min_deadwood_after_discard",
+    "segment_starts",
     "split_melds",
 ]
 
@@ -377,7 +385,7 @@ def arrange(masks: np.ndarray | int) -> tuple[np.ndarray, np.ndarray, np.ndarray
     Both card masks are card-id ``uint64`` masks of one minimum-deadwood
     arrangement; :func:`split_melds` turns them into meld lists.
     """
-    arr = _as_masks(masks)
+    arr = as_masks(masks)
     if arr.size == 0:
         empty = np.zeros(arr.shape, _U64)
         return np.zeros(arr.shape, np.int32), empty, empty.copy()
@@ -385,7 +393,7 @@ def arrange(masks: np.ndarray | int) -> tuple[np.ndarray, np.ndarray, np.ndarray
     origin, set_cards = expand_set_choices(lanes)
     rest = lanes[origin] & ~set_cards
     values = lane_run_deadwood(rest)
-    starts = _segment_starts(origin)
+    starts = segment_starts(origin)
     best_value = np.minimum.reduceat(values, starts)
     hits = np.flatnonzero(values == best_value[origin])
     chosen = hits[np.unique(origin[hits], return_index=True)[1]]

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import bitlanes as bl
-from .melds import _as_masks, _segment_starts, expand_set_choices, lane_value, split_melds
+from .melds import as_masks, segment_starts, expand_set_choices, lane_value, split_melds
 from .rules import Rules
 
 _U64 = np.uint64
@@ -123,7 +123,7 @@ def _cross(left_origin: np.ndarray, right_origin: np.ndarray) -> tuple[np.ndarra
 
 def _first_best(key: np.ndarray, origin: np.ndarray, num: int, maximise: bool) -> np.ndarray:
     """Index of the first row with the best ``key`` in each origin group."""
-    starts = _segment_starts(origin)
+    starts = segment_starts(origin)
     reduce = np.maximum if maximise else np.minimum
     best = reduce.reduceat(key, starts)
     hits = np.flatnonzero(key == best[origin])
@@ -141,8 +141,8 @@ def showdown_batch(
     rules: Rules,
 ) -> ShowdownBatch:
     """Resolve N showdowns at once (10-card knocker after the discard, 10-card defender)."""
-    knocker = _as_masks(knocker).reshape(-1)
-    defender = _as_masks(defender).reshape(-1)
+    knocker = as_masks(knocker).reshape(-1)
+    defender = as_masks(defender).reshape(-1)
     n = knocker.shape[0]
     if defender.shape[0] != n:
         raise ValueError("knocker and defender arrays differ in length")

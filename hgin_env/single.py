@@ -583,7 +583,8 @@ class SingleGame:
         outcome: HandOutcome | None = None
         if resolve is not None:
             outcome = resolve(st, self.last_hand, row, np.array([self.current_player], np.int64))
-        rewards = np.zeros((1, 2), np.float32)
+        # float64, so that an episode's returns add up exactly (VectorGame's are float32).
+        rewards = np.zeros((1, 2), np.float64)
         info = empty_info(1, self.rules.columns)
         end_hands(st, row if outcome is None else row[:0], outcome, record=self.last_hand,
                   last_match=self.last_match, reward_mode=self.reward_mode,
