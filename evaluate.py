@@ -1,6 +1,6 @@
 """Round-robin tournaments of full Hollywood matches between agents.
 
-Command line (see DESIGN.md)::
+Command line (see docs/api.md)::
 
     python evaluate.py --agents random simple strong [ckpt:PATH ...]
         [--matches N] [--rules friendly] [--seed S]

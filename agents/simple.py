@@ -27,7 +27,7 @@ Where hgin differs from the Java game:
   ``simple`` self-play (friendly rules) it would change about 4 discards in
   100 000, and ``tests/test_simple.py`` checks it stays under 1 in 1000.
   The Java rule exists to stop endless take-and-discard loops; hgin's take
-  limit (RULES.md §5) ends those instead.
+  limit (docs/rules.md §5) ends those instead.
 * *The just-taken card* is known from ``forbidden_discard``, which the
   observation fills only under ``forbid_discard_of_taken`` (on in every
   profile).  With that switch off, ``simple`` may discard the taken card.
@@ -36,7 +36,7 @@ Where hgin differs from the Java game:
 * The knock limit is hgin's (``oklahoma``, ``straight_gin``), read from the
   action mask.
 * Not the player's choice but the engine's: at a knock hgin lays down the
-  arrangement best for the knocker (RULES.md §7), where the Java player lays
+  arrangement best for the knocker (docs/rules.md §7), where the Java player lays
   down a random one of least deadwood (same deadwood; the defender's layoffs
   may differ); and hgin scores the Hollywood sheet, not a 100-point game.
 

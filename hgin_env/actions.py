@@ -1,4 +1,4 @@
-"""The flat action space (DESIGN.md): 108 ids shared by every interface."""
+"""The flat action space (docs/api.md): 108 ids shared by every interface."""
 
 from __future__ import annotations
 

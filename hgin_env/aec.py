@@ -20,7 +20,7 @@ column is won by the first player to reach the target (100) in it.  One
 episode is one whole Hollywood **match**: it ends when every column is
 decided, and the player who won more columns wins the match.  The complete
 rules, the switches and the three rule profiles (`friendly`, `classic`,
-`bonus`) are in `RULES.md`.
+`bonus`) are in `docs/rules.md`.
 
 This environment replaces the RLCard-based `gin_rummy_v4` that PettingZoo
 dropped in 1.27, which played a single hand with made-up rewards.  It runs on

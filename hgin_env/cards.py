@@ -1,4 +1,4 @@
-"""Card ids, 52-bit hand masks and the text form of cards (RULES.md §1).
+"""Card ids, 52-bit hand masks and the text form of cards (docs/rules.md §1).
 
 ``card = suit * 13 + rank`` with rank 0 = ace … 12 = king and suits
 clubs, diamonds, hearts, spades = 0..3.  A hand is a ``uint64`` whose bit

@@ -1,4 +1,4 @@
-"""The Hollywood score sheet (RULES.md §10), batched over many matches.
+"""The Hollywood score sheet (docs/rules.md §10), batched over many matches.
 
 The engine runs B matches side by side, so the sheet is a handful of numpy
 arrays with a leading batch axis and :func:`post` updates every game whose
@@ -7,7 +7,7 @@ columns is the only Python loop).  The scalar :class:`Sheet` and
 :func:`replay` are thin views on the same code with B = 1, so there is only
 one implementation of the scoring rules to get right.
 
-Decisions on points RULES.md leaves open (see also the tests):
+Decisions on points docs/rules.md leaves open (see also the tests):
 
 * End-of-column bonuses (``game_bonus`` / ``shutout_bonus`` / ``box_bonus``)
   are paid only for *decided* columns: they are "end-of-column" bonuses, and
@@ -18,7 +18,7 @@ Decisions on points RULES.md leaves open (see also the tests):
   column (the loser's boxes too); a hand posted with award 0 still counts.
 * "The loser scored 0" means the loser's score in that column is 0.
 * The match ends only when *every* column is decided, even when one player
-  already holds a majority (RULES.md §10 says so explicitly).
+  already holds a majority (docs/rules.md §10 says so explicitly).
 """
 
 from __future__ import annotations
@@ -199,7 +199,7 @@ def post(
     winner: Any,
     award: Any,
 ) -> PostResult:
-    """Post one finished hand per listed game (RULES.md §10), in place.
+    """Post one finished hand per listed game (docs/rules.md §10), in place.
 
     ``rows`` are distinct game indices whose hand just ended with a winner
     (dead hands are simply not passed), ``winner`` in {0, 1} and ``award``

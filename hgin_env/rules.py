@@ -1,4 +1,4 @@
-"""The rules config: every switch of RULES.md in one frozen dataclass.
+"""The rules config: every switch of docs/rules.md in one frozen dataclass.
 
 Profiles live in ``configs/rules/<name>.toml``.  A TOML file may name a
 ``profile`` to start from and override only the keys it sets, so a custom
@@ -25,7 +25,7 @@ PROFILES = ("friendly", "classic", "bonus")
 DEFAULT_PROFILE = "friendly"
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs" / "rules"
 
-#: Allowed values of the switches whose range RULES.md lists explicitly.
+#: Allowed values of the switches whose range docs/rules.md lists explicitly.
 CHOICES: dict[str, tuple[Any, ...]] = {
     "gin_bonus": (20, 25),
     "undercut_bonus": (10, 20, 25),

@@ -1,4 +1,4 @@
-"""The showdown after a knock (RULES.md §7-8), exact and batched.
+"""The showdown after a knock (docs/rules.md §7-8), exact and batched.
 
 The knocker's choice is a real search: which sets to declare, and for every
 run block whether to trim a card off either end (a trimmed end card is the
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import bitlanes as bl
-from .melds import as_masks, segment_starts, expand_set_choices, lane_value, split_melds
+from .melds import as_masks, expand_set_choices, lane_value, segment_starts, split_melds
 from .rules import Rules
 
 _U64 = np.uint64

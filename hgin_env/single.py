@@ -444,7 +444,7 @@ class SingleGame:
     def legal_actions(self) -> list[int]:
         """The legal action ids, ascending (read byte by byte from a table)."""
         out: list[int] = []
-        for positions, byte in zip(_BYTE_POSITIONS, self.legal.to_bytes(14, "little")):
+        for positions, byte in zip(_BYTE_POSITIONS, self.legal.to_bytes(14, "little"), strict=True):
             if byte:
                 out += positions[byte]
         return out

@@ -1,16 +1,16 @@
-"""A slow, obviously-correct reference for the game engine (RULES.md §3-§10).
+"""A slow, obviously-correct reference for the game engine (docs/rules.md §3-§10).
 
 The test oracle for ``hgin_env.engine.VectorGame``.  Everything here works on
 one game at a time with plain Python ints (hand masks, card lists) and follows
-RULES.md line by line; deadwood and the showdown come from the brute-force
+docs/rules.md line by line; deadwood and the showdown come from the brute-force
 references of ``tests/reference.py``, the score sheet from
-``hgin_env.hollywood.replay`` (tested on its own against RULES.md §10/§12).
+``hgin_env.hollywood.replay`` (tested on its own against docs/rules.md §10/§12).
 
 Public API
 ----------
 * ``knock_limit_ref(rules, upcard) -> int`` — the hand's knock limit (0 =
   only gin may end the hand).
-* ``RefGame`` — one game of a match as RULES.md describes it: ``deal``,
+* ``RefGame`` — one game of a match as docs/rules.md describes it: ``deal``,
   ``legal()``, ``step(action) -> HandEnd | None``; ``RefGame.from_engine``
   snapshots engine game ``i``.
 * ``legal_actions_ref(game, i) -> frozenset[int]`` — the legal action ids of
@@ -64,7 +64,7 @@ from hgin_env.cards import format as fmt
 from hgin_env.hollywood import Sheet, replay
 from hgin_env.rules import Rules
 
-# Action ids, written out from DESIGN.md (not imported from the engine).
+# Action ids, written out from docs/api.md (not imported from the engine).
 KNOCK = 52
 DRAW_STOCK = 104
 TAKE = 105
@@ -89,7 +89,7 @@ def bits(mask: int) -> list[int]:
 
 
 def knock_limit_ref(rules: Rules, upcard: int) -> int:
-    """RULES.md §6: 10, or the first upcard's value (A = gin only) under
+    """docs/rules.md §6: 10, or the first upcard's value (A = gin only) under
     Oklahoma, or gin only under straight gin."""
     if rules.straight_gin:
         return 0
@@ -118,7 +118,7 @@ class HandEnd:
 
 
 class RefGame:
-    """One hand of Hollywood gin between seats 0 and 1, by RULES.md."""
+    """One hand of Hollywood gin between seats 0 and 1, by docs/rules.md."""
 
     def __init__(self, rules: Rules) -> None:
         self.rules = rules
@@ -144,7 +144,7 @@ class RefGame:
         return game
 
     def deal(self, deck, dealer: int) -> None:
-        """RULES.md §3 with the DESIGN.md deck layout: cards dealt
+        """docs/rules.md §3 with the docs/api.md deck layout: cards dealt
         alternately from index 0, non-dealer first; 20 the upcard; 21.. the stock."""
         deck = [int(c) for c in deck]
         assert sorted(deck) == list(range(52)), f"not a deck: {deck}"
@@ -193,7 +193,7 @@ class RefGame:
         return self._dd
 
     def legal(self) -> frozenset[int]:
-        """The legal action ids (DESIGN.md numbering) for the player to move."""
+        """The legal action ids (docs/rules.md Appendix A numbering) for the player to move."""
         if self._legal is None:
             self._legal = self._compute_legal()
         return self._legal
@@ -349,7 +349,7 @@ def assert_mask_matches(game, i: int, ref: RefGame | None = None) -> None:
 
 
 def check_sheet_consistent(sheet: Sheet, target: int, where: str = "") -> None:
-    """Scores, decided flags, column winners and win counts agree (RULES.md §10)."""
+    """Scores, decided flags, column winners and win counts agree (docs/rules.md §10)."""
     scores = np.asarray(sheet.scores)
     c = scores.shape[1]
     assert (scores >= 0).all(), f"{where}: negative scores {scores.tolist()}"
@@ -726,7 +726,7 @@ def _transition_checks(rules: Rules, game, snap: dict, info: dict[str, np.ndarra
     _require(~same | (drew == 0) | (drew == 1), "stock moved by more than one card")
     _require(~over | (game.deal_number == snap["deal_number"] + 1), "no new deal after a hand")
     _require(~over | (game.phase == OFFER_NONDEALER), "a new deal not in the offer phase")
-    # who deals next (RULES.md §9); after a match end the dealer is drawn anew
+    # who deals next (docs/rules.md §9); after a match end the dealer is drawn anew
     dead = info["dead_hand"]
     win = info["hand_winner"].astype(np.int64)
     prev = snap["dealer"].astype(np.int64)
@@ -792,7 +792,7 @@ def check_info_batch(rules: Rules, rewards: np.ndarray, info: dict[str, np.ndarr
 
 def optimal_showdowns_ref(knocker: int, defender: int, limit: int) -> set[tuple[int, int]]:
     """Every (knocker deadwood, defender deadwood) the knocker may end with by
-    RULES.md §7: arrangements within the limit maximising d - k (gin: no layoff)."""
+    docs/rules.md §7: arrangements within the limit maximising d - k (gin: no layoff)."""
     arrs = [a for a in all_arrangements(knocker) if value(knocker & ~union(a)) <= limit]
     if any(union(a) == knocker for a in arrs):
         arr = next(a for a in arrs if union(a) == knocker)
@@ -884,7 +884,7 @@ class EngineShadow:
         if not end.dead:
             pair = (int(info["knocker_deadwood"][i]), int(info["defender_deadwood"][i]))
             if pair != (end.knocker_deadwood, end.defender_deadwood):
-                # RULES.md §7 fixes d - k, not which of several equally good
+                # docs/rules.md §7 fixes d - k, not which of several equally good
                 # arrangements the knocker shows: accept any optimal one.
                 assert not end.big_gin, f"{ctx}: big gin deadwoods {pair}, reference {end}"
                 allowed = optimal_showdowns_ref(knocker, defender, limit)

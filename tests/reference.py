@@ -1,7 +1,7 @@
 """Slow, brute-force reference implementations of melds and the showdown.
 
 This module is the test oracle for ``hgin_env.melds`` and
-``hgin_env.showdown`` (RULES.md §2, §7, §8).  It favours being obviously
+``hgin_env.showdown`` (docs/rules.md §2, §7, §8).  It favours being obviously
 correct over being fast: every function enumerates all possibilities.  Masks
 are plain Python ints (bit ``card`` set, ``card = suit * 13 + rank``).
 
@@ -37,7 +37,7 @@ except ImportError:  # pragma: no cover
 
 NUM_RANKS = 13
 NUM_SUITS = 4
-# A = 1, 2..10 face value, J/Q/K = 10 (RULES.md §1), written out independently
+# A = 1, 2..10 face value, J/Q/K = 10 (docs/rules.md §1), written out independently
 # of hgin_env.cards so the oracle does not share code with the engine.
 RANK_VALUES = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10)
 
@@ -227,7 +227,7 @@ def showdown_ref(
     gin_bonus: int,
     undercut_bonus: int,
 ) -> dict:
-    """The whole showdown of RULES.md §7-8, by brute force.
+    """The whole showdown of docs/rules.md §7-8, by brute force.
 
     Raises ``ValueError`` when the knocker's minimum deadwood exceeds
     ``knock_limit``.

@@ -1,4 +1,4 @@
-"""``hgin_env.engine.VectorGame`` against the rules (RULES.md §3-§10, DESIGN.md).
+"""``hgin_env.engine.VectorGame`` against the rules (docs/rules.md §3-§10, docs/api.md).
 
 * Random soaks over every profile and switch: structural invariants after
   every step for all games, a rule-by-rule reference (``engine_reference``)
@@ -314,7 +314,7 @@ class Scenario:
         check_invariants(self.game, 0, self.shadow.results[0])
 
 
-# Worked example 2 of RULES.md §12: A's gin hand and a defender with deadwood 18.
+# Worked example 2 of docs/rules.md §12: A's gin hand and a defender with deadwood 18.
 GIN_HAND = "4H 5H 6H 9C 9D 9S AC 2C 3C KD"  # + 7H, discard KD: gin
 DEFENDER_18 = "TC JC QC KH KS KC 2S 3D 5S 8D"  # deadwood 2 + 3 + 5 + 8 = 18
 KNOCK_HAND = "AC 2C 3C 4H 5H 6H 9S 9D 9C KD"  # deadwood 10 (KD)
@@ -360,7 +360,7 @@ def test_dealer_takes_upcard_after_nondealer_passes(profile: str) -> None:
     assert int(s.game.pile_size[0]) == 0
     assert C("7D") not in s.mask and KNOCK + C("7D") not in s.mask
     s.act(C("KH"))
-    # the other player takes the next normal turn (RULES.md §4.3)
+    # the other player takes the next normal turn (docs/rules.md §4.3)
     assert (s.mover, s.phase) == (1, A.PHASE_DRAW)
     assert s.mask == {DRAW_STOCK, TAKE}
     assert int(s.game.known[0, dealer]) == parse("7D")
@@ -398,7 +398,7 @@ def test_taken_card_discardable_only_without_the_switch(profile: str, forbid: bo
 @pytest.mark.parametrize("profile", PROFILES)
 @pytest.mark.parametrize("reward", ["columns", "points", "match"])
 def test_gin_on_first_turn_worked_example(profile: str, reward: str) -> None:
-    """RULES.md §12 example 2: gin taking the 7H upcard, award 25 + 18 = 43."""
+    """docs/rules.md §12 example 2: gin taking the 7H upcard, award 25 + 18 = 43."""
     s = Scenario(profile, 0, {1: GIN_HAND, 0: DEFENDER_18}, "7H", reward=reward)
     s.act(TAKE)
     assert KNOCK + C("KD") in s.mask
@@ -446,7 +446,7 @@ def test_knock_on_first_turn(profile: str) -> None:
 
 
 def test_knock_with_layoffs_matches_reference() -> None:
-    """A defender laying off onto a run and a set of three (RULES.md §7)."""
+    """A defender laying off onto a run and a set of three (docs/rules.md §7)."""
     knocker = "4H 5H 6H 9C 9D 9S AC 2C 3C 5D"  # + 2D upcard, knock discarding 5D: k = 2
     # 3H goes on 4H-6H, 4C on AC-3C; 7H-9H meld (or chain on) either way
     defender = "7H 8H 9H 3H KD QD JS 4C 2S 6D"

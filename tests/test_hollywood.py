@@ -1,6 +1,6 @@
-"""Tests of the Hollywood score sheet (RULES.md §10, §12).
+"""Tests of the Hollywood score sheet (docs/rules.md §10, §12).
 
-The batched sheet is checked three ways: the worked examples of RULES.md
+The batched sheet is checked three ways: the worked examples of docs/rules.md
 §12, hand-built edge cases in every profile, and a property test against a
 slow, obviously-correct pure-Python reference written straight from the
 rule text below.
@@ -25,7 +25,7 @@ SLOW_EXAMPLES = int(os.environ.get("HGIN_SLOW_EXAMPLES", "200"))
 
 
 class RefSheet:
-    """RULES.md §10 transcribed line by line, one match, plain Python."""
+    """docs/rules.md §10 transcribed line by line, one match, plain Python."""
 
     def __init__(self, rules: Rules) -> None:
         self.rules = rules
@@ -155,7 +155,7 @@ def check_invariants(sheets: SheetBatch) -> None:
 ALL_PROFILES = pytest.mark.parametrize("profile", PROFILES)
 
 
-# --------------------------------------------------------------------------- RULES.md §12
+# --------------------------------------------------------------------------- docs/rules.md §12
 
 
 def test_worked_example_1_classic() -> None:
@@ -184,7 +184,7 @@ def test_worked_example_1_batched_in_one_game_of_many() -> None:
 def test_worked_example_3_friendly(a: int) -> None:
     rules = load_rules("friendly")
     b = 1 - a
-    gin_award = rules.gin_bonus + 18  # RULES.md §12 example 2
+    gin_award = rules.gin_bonus + 18  # docs/rules.md §12 example 2
     assert gin_award == 43
     steps = [
         (30, [30, 0, 0], [False, False, False]),

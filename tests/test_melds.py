@@ -1,4 +1,4 @@
-"""``hgin_env.melds`` against the brute-force references (RULES.md §2).
+"""``hgin_env.melds`` against the brute-force references (docs/rules.md §2).
 
 The fast module is imported inside each test so this file collects even
 before it exists.  Counterexamples print as card text.

@@ -1,4 +1,4 @@
-"""``VectorGame.observe`` and ``hgin_env.observation`` (DESIGN.md).
+"""``VectorGame.observe`` and ``hgin_env.observation`` (docs/api.md).
 
 The key property is NO LEAK: a seat's observation is a function of what that
 seat may know.  Two games whose decks differ only in cards the seat has not

@@ -58,7 +58,7 @@ def test_supports_color_respects_environment(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_sheet_shows_scores_open_columns_winners_and_wins() -> None:
-    # RULES.md example 3 (friendly): A = player 0 wins 30, 43, 35.
+    # docs/rules.md example 3 (friendly): A = player 0 wins 30, 43, 35.
     sheet = replay("friendly", [(0, 30), (0, 43), (0, 35)])
     text = R.sheet_text(sheet, load_rules("friendly"))
     lines = text.splitlines()

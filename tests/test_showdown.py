@@ -1,4 +1,4 @@
-"""``hgin_env.showdown`` against the brute-force reference (RULES.md §7-8).
+"""``hgin_env.showdown`` against the brute-force reference (docs/rules.md §7-8).
 
 Ties in the knocker's choice can make the chosen melds differ from the
 reference's, so the outcome (winner, award, gin, margin d - k) is compared
