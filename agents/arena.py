@@ -95,20 +95,14 @@ def match_rngs(seeds: np.ndarray, position: np.ndarray) -> np.ndarray:
     return out
 
 
-def _call_agent(
-    agent: Agent, index: int, obs: dict[str, np.ndarray], rows: np.ndarray,
-    rng: np.random.Generator | None, check: bool,
-) -> np.ndarray:
-    """``agent``'s actions on ``rows`` of ``obs``, checked for shape and (``check``) legality."""
-    sub = {key: value[rows] for key, value in obs.items()}
-    chosen = np.asarray(agent.act(sub, rng=rng), dtype=np.int64)
+def _checked(agent: Agent, index: int, mask: np.ndarray, rows: np.ndarray, chosen: object,
+             check: bool) -> np.ndarray:
+    """``chosen`` as int64, checked for shape and (with ``check``) legality on ``rows``."""
+    chosen = np.asarray(chosen, dtype=np.int64)
     name = getattr(agent, "name", index)
     if chosen.shape != (rows.size,):
-        raise ValueError(
-            f"agent {name!r} returned shape {chosen.shape}, expected ({rows.size},)"
-        )
+        raise ValueError(f"agent {name!r} returned shape {chosen.shape}, expected ({rows.size},)")
     if check:
-        mask = obs["action_mask"]
         ok = (chosen >= 0) & (chosen < A.NUM_ACTIONS)
         ok[ok] = mask[rows[ok], chosen[ok]] > 0
         if not ok.all():
@@ -120,8 +114,18 @@ def _call_agent(
     return chosen
 
 
-def _draws_random_numbers(probe: np.random.Generator, before: dict) -> bool:
-    return probe.bit_generator.state != before
+def _act_per_row(agent: Agent, index: int, obs: dict[str, np.ndarray], rows: np.ndarray,
+                 row_rngs: np.ndarray) -> np.ndarray:
+    """``agent`` called on each row alone, with that row's generator (unchecked)."""
+    chosen = np.empty(rows.size, np.int64)
+    for j, row in enumerate(rows.tolist()):
+        one = np.asarray(agent.act({key: value[row : row + 1] for key, value in obs.items()},
+                                   rng=row_rngs[row]))
+        if one.shape != (1,):
+            raise ValueError(f"agent {getattr(agent, 'name', index)!r} returned shape "
+                             f"{one.shape} for one game, expected (1,)")
+        chosen[j] = one[0]
+    return chosen
 
 
 def act_split(
@@ -148,23 +152,19 @@ def act_split(
     keep the one batched call.
     """
     who = np.asarray(who)
-    actions = filler_actions(obs["action_mask"])
+    mask = obs["action_mask"]
+    actions = filler_actions(mask)
     probe = np.random.default_rng(_MATCH_RNG_TAG) if row_rngs is not None else None
     for k, agent in enumerate(agents):
         rows = np.flatnonzero(who == k)
         if rows.size == 0:
             continue
-        if probe is None:
-            actions[rows] = _call_agent(agent, k, obs, rows, rng, check)
-            continue
-        before = probe.bit_generator.state
-        chosen = _call_agent(agent, k, obs, rows, probe, check)
-        if _draws_random_numbers(probe, before):
-            chosen = np.concatenate([
-                _call_agent(agent, k, obs, rows[j : j + 1], row_rngs[rows[j]], check)
-                for j in range(rows.size)
-            ])
-        actions[rows] = chosen
+        before = None if probe is None else probe.bit_generator.state
+        chosen = agent.act({key: value[rows] for key, value in obs.items()},
+                           rng=rng if probe is None else probe)
+        if probe is not None and probe.bit_generator.state != before:
+            chosen = _act_per_row(agent, k, obs, rows, row_rngs)
+        actions[rows] = _checked(agent, k, mask, rows, chosen, check)
     return actions
 
 
