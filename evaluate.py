@@ -1,418 +1,157 @@
-"""Round-robin tournaments of full Hollywood matches between agents.
-
-Command line (see docs/api.md)::
+"""Round-robin tournament of agents over full Hollywood matches: the command line.
 
     python evaluate.py --agents random simple strong [ckpt:PATH ...]
-        [--matches N] [--rules friendly] [--seed S]
-        [--json out.json] [--csv out.csv] [--plot out.png]
+        [--matches N] [--rules friendly] [--seed S] [--batch-size B]
+        [--json FILE|DIR] [--csv FILE|DIR] [--plot FILE.{png,svg,pdf}|DIR]
 
-Every pair of agents plays ``--matches`` full matches (rounded up to an
-even number) in the *duplicate* format: each deal seed is played twice with
-the seats swapped, so both agents get the same cards (see
-:mod:`agents.arena` for when the deals stay identical).  Every pairing uses
-the same deal seeds.  The table gives, for the first agent of each pairing,
-the match, column and hand win rates with 95% Wilson intervals, gin and
-undercut rates and average points per hand, then Elo ratings fitted to all
-match results (Bradley–Terry maximum likelihood).
-
-Intervals: the two matches of a duplicate pair are not independent — with
-a skill gap they are strongly *positively* correlated (the better player
-tends to win both seatings of a deal sequence; within-pair correlations of
-0.5–0.6 were measured for strong vs simple) — and the columns and hands of
-one match are not either.  So every interval is a Wilson interval computed
-on the *effective* sample size ``n / design_effect``, where the design
-effect (>= 1) is the cluster-robust variance of the rate over the binomial
-one, with duplicate pairs as the clusters (``agents.stats.clustered_wilson``).
-The plain Wilson bounds are in the JSON/CSV as ``wilson_low`` /
-``wilson_high``.
-
-Function API: :func:`run_tournament` returns a :class:`TournamentResult`
-with ``.table()``, ``.to_json()``, ``.to_csv()`` and ``.plot()``.
+The tournament itself (duplicate format, pair-clustered 95% intervals, Elo)
+is :func:`agents.tournament.run_tournament`.  This script only checks its
+arguments, every output path included, before the first match, plays, prints
+the tables and writes the files.  Ctrl-C exits 130 and a closed output pipe
+(``| head``) exits 141, each with a one-line message.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
-import json
+import os
 import sys
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from itertools import combinations
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+# The library (numpy, the engine, the agents) is imported under main()'s guard, so that
+# Ctrl-C during start-up gets the same one-line exit as Ctrl-C during play.
 
-from agents import AGENT_SPECS, make_agent
-from agents.arena import MatchStats, play_matches
-from agents.base import Agent
-from agents.stats import clustered_wilson, elo_from_pairs, wilson_interval
-from hgin_env.rules import Rules, load_rules
+PROG = "evaluate.py"
+#: File name used when an output option names an existing directory.
+DEFAULT_STEM = "tournament"
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, the shell convention
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
 
-DEFAULT_MATCHES = 200
+EPILOG = f"""\
+outputs:
+  --json, --csv and --plot are checked before the first match: the directory
+  must exist and be writable.  An existing directory gets the file
+  {DEFAULT_STEM}.json, {DEFAULT_STEM}.csv or {DEFAULT_STEM}.png inside it; every file written is
+  printed.  Keep run outputs under outputs/ (ignored by git), for example
+  `mkdir -p outputs && python evaluate.py ... --json outputs/ --plot outputs/eval.pdf`.
 
+heatmap (--plot):
+  match win rate of each agent (row) against each opponent (column), with the
+  95% pair-clustered interval printed in every cell, in the colour-blind-safe
+  cividis colormap, titled with the rules profile, the matches per pairing and
+  the seed.  The extension picks the format: .png (raster, 150 dpi), .svg or
+  .pdf (vector, for papers).
 
-@dataclass
-class PairResult:
-    """Results of one pairing, from agent ``a``'s side."""
-
-    a: str
-    b: str
-    stats: MatchStats
-    seconds: float = 0.0
-
-    def summary(self) -> dict[str, Any]:
-        """Rates with 95% Wilson intervals and per-hand figures (plain Python values)."""
-        s = self.stats
-        n = s.num_matches
-        hands = int(s.hands.sum())
-        dead = int(s.dead.sum())
-        wa, wb = int(s.a_won.sum()), n - int(s.a_won.sum())
-        ka, kb = int(s.a_knocks.sum()), int(s.b_knocks.sum())
-        ua, ub = int(s.a_undercuts.sum()), int(s.b_undercuts.sum())
-        ga, gb = int(s.a_gins.sum()), int(s.b_gins.sum())
-        pa, pb = int(s.a_points.sum()), int(s.b_points.sum())
-
-        pair = s.pair
-
-        def rate(wins: np.ndarray, trials: np.ndarray) -> dict[str, float]:
-            k, total = int(wins.sum()), int(trials.sum())
-            # Duplicate pairs are the independent units: cluster the counts by pair.
-            cw = np.bincount(pair, weights=wins)
-            ct = np.bincount(pair, weights=trials)
-            lo, hi, deff = clustered_wilson(cw, ct)
-            plain = wilson_interval(k, total)
-            return {"rate": k / total if total else float("nan"), "low": lo, "high": hi,
-                    "successes": k, "trials": total, "design_effect": deff,
-                    "wilson_low": plain[0], "wilson_high": plain[1]}
-
-        per_hand = max(hands, 1)
-        return {
-            "a": self.a,
-            "b": self.b,
-            "matches": n,
-            "a_match_wins": wa,
-            "b_match_wins": wb,
-            "match": rate(s.a_won.astype(np.int64), np.ones(n, np.int64)),
-            "column": rate(s.a_columns, s.a_columns + s.b_columns),
-            "hand": rate(s.a_hands, s.a_hands + s.b_hands),
-            "hands": hands,
-            "dead_hands": dead,
-            "dead_rate": dead / per_hand,
-            "hands_per_match": hands / max(n, 1),
-            "a_gin_rate": ga / per_hand,
-            "b_gin_rate": gb / per_hand,
-            "a_knocks": ka,
-            "b_knocks": kb,
-            # Share of the opponent's knocks this agent undercut.
-            "a_undercut_rate": ua / kb if kb else 0.0,
-            "b_undercut_rate": ub / ka if ka else 0.0,
-            "a_points_per_hand": pa / per_hand,
-            "b_points_per_hand": pb / per_hand,
-            "a_net_points_per_hand": (pa - pb) / per_hand,
-            "seconds": self.seconds,
-        }
+results do not depend on --batch-size: every match draws its random choices
+from its own generator, derived from the seed and the match's index.
+"""
 
 
-@dataclass
-class TournamentResult:
-    """Everything a tournament measured; ``pairs`` in round-robin order."""
-
-    agents: list[str]
-    rules: Rules
-    rules_name: str
-    matches: int
-    seed: int
-    duplicate: bool
-    pairs: list[PairResult] = field(default_factory=list)
-    elo: dict[str, float] = field(default_factory=dict)
-    seconds: float = 0.0
-
-    def pair(self, a: str, b: str) -> dict[str, Any]:
-        """Summary of ``a`` against ``b`` (either order)."""
-        for p in self.pairs:
-            if (p.a, p.b) == (a, b):
-                return p.summary()
-            if (p.a, p.b) == (b, a):
-                return PairResult(b, a, p.stats.swapped(), p.seconds).summary()
-        raise KeyError(f"no pairing {a!r} vs {b!r}")
-
-    def win_matrix(self) -> np.ndarray:
-        """(K, K) match win rate of row agent against column agent (NaN on the diagonal)."""
-        k = len(self.agents)
-        out = np.full((k, k), np.nan)
-        index = {name: i for i, name in enumerate(self.agents)}
-        for p in self.pairs:
-            rate = float(p.stats.a_won.mean()) if p.stats.num_matches else np.nan
-            out[index[p.a], index[p.b]] = rate
-            out[index[p.b], index[p.a]] = 1.0 - rate
-        return out
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "agents": self.agents,
-            "rules": self.rules_name,
-            "rules_config": self.rules.to_dict(),
-            "matches_per_pairing": self.matches,
-            "seed": self.seed,
-            "duplicate": self.duplicate,
-            "seconds": self.seconds,
-            "pairs": [p.summary() for p in self.pairs],
-            "elo": self.elo,
-        }
-
-    def csv_rows(self) -> list[dict[str, Any]]:
-        rows = []
-        for p in self.pairs:
-            s = p.summary()
-            flat: dict[str, Any] = {}
-            for key, value in s.items():
-                if isinstance(value, dict):
-                    for sub in ("rate", "low", "high", "trials", "design_effect",
-                                "wilson_low", "wilson_high"):
-                        flat[f"{key}_{sub}"] = value[sub]
-                else:
-                    flat[key] = value
-            flat["a_elo"] = self.elo.get(p.a, float("nan"))
-            flat["b_elo"] = self.elo.get(p.b, float("nan"))
-            rows.append(flat)
-        return rows
-
-    def write_json(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_json(), indent=2) + "\n")
-
-    def write_csv(self, path: str | Path) -> None:
-        rows = self.csv_rows()
-        with open(path, "w", newline="") as fh:
-            if not rows:
-                return
-            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
-
-    def table(self) -> Any:
-        """A :class:`rich.table.Table` of the win rates of every pairing."""
-        from rich.table import Table
-
-        title = (f"Hollywood round robin — rules {self.rules_name}, "
-                 f"{self.matches} {'duplicate ' if self.duplicate else ''}matches per pairing, "
-                 f"seed {self.seed} — win rates of A, 95% Wilson intervals (pair-clustered)")
-        table = Table(title=title)
-        table.add_column("A")
-        table.add_column("B")
-        for name in ("matches", "match win", "column win", "hand win"):
-            table.add_column(name, justify="right")
-        for p in self.pairs:
-            s = p.summary()
-            table.add_row(s["a"], s["b"], str(s["matches"]), _fmt_rate(s["match"]),
-                          _fmt_rate(s["column"]), _fmt_rate(s["hand"]))
-        return table
-
-    def hand_table(self) -> Any:
-        """A :class:`rich.table.Table` of gin, undercut, points and dead-hand figures."""
-        from rich.table import Table
-
-        table = Table(title="Hands (A / B)")
-        table.add_column("A")
-        table.add_column("B")
-        for name in ("hands/match", "gin", "undercut", "pts/hand", "net pts/hand", "dead"):
-            table.add_column(name, justify="right")
-        for p in self.pairs:
-            s = p.summary()
-            table.add_row(
-                s["a"], s["b"], f"{s['hands_per_match']:.1f}",
-                f"{100 * s['a_gin_rate']:.1f}% / {100 * s['b_gin_rate']:.1f}%",
-                f"{100 * s['a_undercut_rate']:.1f}% / {100 * s['b_undercut_rate']:.1f}%",
-                f"{s['a_points_per_hand']:.1f} / {s['b_points_per_hand']:.1f}",
-                f"{s['a_net_points_per_hand']:+.2f}",
-                f"{100 * s['dead_rate']:.1f}%",
-            )
-        return table
-
-    def elo_table(self) -> Any:
-        from rich.table import Table
-
-        table = Table(title="Elo (Bradley–Terry fit to match results, mean 1500)")
-        table.add_column("agent")
-        table.add_column("Elo", justify="right")
-        table.add_column("match win vs field", justify="right")
-        mat = self.win_matrix()
-        for i, name in sorted(enumerate(self.agents), key=lambda x: -self.elo.get(x[1], 0)):
-            row = mat[i][~np.isnan(mat[i])]
-            field_rate = f"{100 * row.mean():.1f}%" if row.size else "-"
-            table.add_row(name, f"{self.elo.get(name, float('nan')):.0f}", field_rate)
-        return table
-
-    def print(self, console: Any = None) -> None:
-        from rich.console import Console
-
-        if console is None:
-            console = Console()
-            if not console.is_terminal:
-                console = Console(width=max(console.width, 120))
-        console.print(self.table())
-        console.print(self.hand_table())
-        console.print(self.elo_table())
-        console.print(
-            "gin: share of hands won by gin; undercut: share of the opponent's knocks "
-            "undercut; pts/hand: awards won per hand dealt; dead: hands with no winner."
-        )
-
-    def plot(self, path: str | Path) -> None:
-        """A heatmap of pairwise match win rates (row agent vs column agent) as a PNG."""
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        mat = self.win_matrix()
-        k = len(self.agents)
-        labels = [f"{a}\n({self.elo.get(a, float('nan')):.0f})" for a in self.agents]
-        fig, ax = plt.subplots(figsize=(1.6 * k + 2.5, 1.3 * k + 2))
-        image = ax.imshow(np.ma.masked_invalid(mat), cmap="RdYlGn", vmin=0, vmax=1)
-        ax.set_xticks(range(k), labels=labels)
-        ax.set_yticks(range(k), labels=labels)
-        ax.set_xlabel("opponent (Elo)")
-        ax.set_ylabel("agent (Elo)")
-        for i in range(k):
-            for j in range(k):
-                text = "—" if np.isnan(mat[i, j]) else f"{100 * mat[i, j]:.0f}%"
-                ax.text(j, i, text, ha="center", va="center", color="black")
-        ax.set_title(f"Match win rate, rules {self.rules_name}, {self.matches} matches/pairing")
-        fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
-        fig.tight_layout()
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-
-
-def _fmt_rate(r: dict[str, float]) -> str:
-    if not r["trials"]:
-        return "-"
-    return f"{100 * r['rate']:.1f}% [{100 * r['low']:.1f}, {100 * r['high']:.1f}]"
-
-
-def _unique_names(specs: Sequence[str | Agent]) -> list[str]:
-    names: list[str] = []
-    for spec in specs:
-        base = spec if isinstance(spec, str) else getattr(spec, "name", type(spec).__name__)
-        name, k = base, 2
-        while name in names:
-            name, k = f"{base}#{k}", k + 1
-        names.append(name)
-    return names
-
-
-def run_tournament(
-    agent_specs: Sequence[str | Agent],
-    matches: int = DEFAULT_MATCHES,
-    rules: Rules | str | None = "friendly",
-    seed: int = 0,
-    duplicate: bool = True,
-    progress: bool | Callable[[int, int], None] = False,
-    batch_size: int | None = None,
-    names: Sequence[str] | None = None,
-) -> TournamentResult:
-    """Round robin of ``agent_specs`` (spec strings or agent objects).
-
-    Each pairing plays ``matches`` full matches (rounded up to an even number
-    with ``duplicate``) on the same deal seeds.  ``progress`` is ``True`` for
-    a rich progress bar or a callable ``(finished, total)``.  ``batch_size``
-    caps the matches played at once; ``names`` overrides the display names
-    (by default the spec strings, or the agents' ``name``, made unique).
-    """
-    if len(agent_specs) < 2:
-        raise ValueError("a tournament needs at least two agents")
-    if matches < 1:
-        raise ValueError(f"matches must be >= 1, got {matches}")
-    rules_obj = load_rules(rules)
-    rules_name = rules if isinstance(rules, str) else ("friendly" if rules is None else "custom")
-    names = _unique_names(list(names) if names is not None else agent_specs)
-    if len(names) != len(agent_specs):
-        raise ValueError("names must match agent_specs one to one")
-    agents = [make_agent(spec, seed=seed, rules=rules_obj) for spec in agent_specs]
-    per_pair = matches + (matches % 2 if duplicate else 0)
-    pairings = list(combinations(range(len(agents)), 2))
-    total = per_pair * len(pairings)
-    result = TournamentResult(names, rules_obj, str(rules_name), per_pair, seed, duplicate)
-    start = time.perf_counter()
-
-    bar = None
-    callback: Callable[[int, int], None] | None = progress if callable(progress) else None
-    if progress is True:
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
-                       MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
-                       transient=False)
-        task = bar.add_task("matches", total=total)
-        bar.start()
-
-        def callback(done: int, total: int) -> None:
-            bar.update(task, completed=done)
-
+def _positive_int(text: str) -> int:
     try:
-        done_before = 0
-        for i, j in pairings:
-            if bar is not None:
-                bar.update(task, description=f"{names[i]} vs {names[j]}")
-            t0 = time.perf_counter()
-            cb = None
-            if callback is not None:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
 
-                def cb(k: int, offset: int = done_before) -> None:
-                    callback(offset + k, total)
 
-            stats = play_matches(agents[i], agents[j], matches, rules_obj, seed, duplicate,
-                                 progress=cb, batch_size=batch_size)
-            result.pairs.append(PairResult(names[i], names[j], stats, time.perf_counter() - t0))
-            done_before += stats.num_matches
-    finally:
-        if bar is not None:
-            bar.stop()
-    records = [(p.a, p.b, int(p.stats.a_won.sum()), int((~p.stats.a_won).sum()))
-               for p in result.pairs]
-    result.elo = elo_from_pairs(names, records)
-    result.seconds = time.perf_counter() - start
-    return result
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from agents import AGENT_SPECS
+    from agents.tournament import DEFAULT_MATCHES
+
     parser = argparse.ArgumentParser(
-        description="Round-robin of agents over full Hollywood gin matches (duplicate format).")
+        prog=PROG, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Round robin of agents over full Hollywood gin matches (duplicate format: "
+                    "every deal sequence played twice, seats swapped).")
     parser.add_argument("--agents", nargs="+", required=True, metavar="SPEC",
                         help=f"agent specs: {', '.join(AGENT_SPECS)} (two or more)")
-    parser.add_argument("--matches", type=int, default=DEFAULT_MATCHES,
+    parser.add_argument("--matches", type=_positive_int, default=DEFAULT_MATCHES,
                         help=f"matches per pairing, rounded up to even (default {DEFAULT_MATCHES})")
     parser.add_argument("--rules", default="friendly",
                         help="rules profile name or path to a rules TOML (default friendly)")
-    parser.add_argument("--seed", type=int, default=0, help="deal seed (default 0)")
-    parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
-    parser.add_argument("--csv", metavar="FILE", help="write one CSV row per pairing")
-    parser.add_argument("--plot", metavar="FILE", help="write a win-rate heatmap PNG")
-    parser.add_argument("--batch-size", type=int, default=None,
-                        help="play at most this many matches at once (memory)")
+    parser.add_argument("--seed", type=_seed, default=0,
+                        help="seed of the deals and of every random choice (default 0)")
+    parser.add_argument("--json", metavar="FILE|DIR", help="write the results as JSON")
+    parser.add_argument("--csv", metavar="FILE|DIR", help="write one CSV row per pairing")
+    parser.add_argument("--plot", metavar="FILE|DIR",
+                        help="write the win-rate heatmap; .png, .svg or .pdf by extension "
+                             "(a directory gets tournament.png)")
+    parser.add_argument("--batch-size", type=_positive_int, default=None, metavar="N",
+                        help="play at most N matches at once (memory; results do not change)")
     parser.add_argument("--no-duplicate", action="store_true",
                         help="independent deals instead of seat-swapped pairs")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def output_path(option: str, value: str, extension: str) -> Path:
+    """Where ``option`` writes, checked now so no result is lost after the matches.
+
+    An existing directory gets ``tournament.<extension>`` inside it.
+    Raises ``ValueError`` naming the option when the file cannot be written.
+    """
+    path = Path(value)
+    if value.endswith(("/", os.sep)) and not path.is_dir():
+        raise ValueError(f"{option} {value}: directory {path} does not exist")
+    if path.is_dir():
+        path = path / f"{DEFAULT_STEM}.{extension}"
+        if path.is_dir():
+            raise ValueError(f"{option} {value}: {path} is a directory")
+    parent = path.parent
+    if not parent.is_dir():
+        what = "is not a directory" if parent.exists() else "does not exist"
+        raise ValueError(f"{option} {value}: directory {parent} {what}")
+    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise ValueError(f"{option} {value}: {path} is not writable")
+    if option == "--plot":
+        from agents.tournament import plot_format
+
+        plot_format(path)  # ValueError unless the extension names a supported format
+    return path
+
+
+def check_outputs(args: argparse.Namespace) -> dict[str, Path]:
+    """Every requested output path, validated; ``ValueError`` on the first bad one."""
+    outputs: dict[str, Path] = {}
+    for option, extension in (("json", "json"), ("csv", "csv"), ("plot", "png")):
+        value = getattr(args, option)
+        if value is not None:
+            path = output_path(f"--{option}", value, extension)
+            for other, taken in outputs.items():
+                if path.resolve() == taken.resolve():
+                    raise ValueError(f"--{option} and --{other} both write {path}")
+            outputs[option] = path
+    return outputs
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if len(args.agents) < 2:
         parser.error("--agents needs at least two agent specs")
-    if args.matches < 1:
-        parser.error("--matches must be >= 1")
+    try:
+        outputs = check_outputs(args)
+    except ValueError as exc:
+        parser.error(str(exc))
+
+    from agents import make_agent
+    from agents.tournament import run_tournament
+    from hgin_env.rules import load_rules
+
     try:
         rules = load_rules(args.rules)
         agents = [make_agent(spec, seed=args.seed, rules=rules) for spec in args.agents]
@@ -421,14 +160,58 @@ def main(argv: Sequence[str] | None = None) -> int:
     result = run_tournament(agents, args.matches, args.rules, args.seed,
                             duplicate=not args.no_duplicate, progress=not args.no_progress,
                             batch_size=args.batch_size, names=args.agents)
-    result.print()
-    if args.json:
-        result.write_json(args.json)
-    if args.csv:
-        result.write_csv(args.csv)
-    if args.plot:
-        result.plot(args.plot)
+    result.print(_console())
+    writers = {"json": result.write_json, "csv": result.write_csv, "plot": result.plot}
+    for option, path in outputs.items():
+        try:
+            writers[option](path)
+        except OSError as exc:  # checked before the matches; the disk can still fill up
+            print(f"{PROG}: could not write {path}: {exc}", file=sys.stderr)
+            return 1
+        print(f"{PROG}: wrote {path}", file=sys.stderr)
     return 0
+
+
+def _console() -> Any:
+    """A rich console for stdout that reports a closed pipe as ``BrokenPipeError``.
+
+    rich's default exits 1 without a word; ``main`` turns the error into its
+    one-line message and exit code 141 instead.
+    """
+    from rich.console import Console
+
+    class PipeConsole(Console):
+        def on_broken_pipe(self) -> None:
+            raise BrokenPipeError("standard output was closed")
+
+    console = PipeConsole()
+    return console if console.is_terminal else PipeConsole(width=max(console.width, 120))
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line.
+
+    Exit codes: 0 done, 1 an output could not be written, 2 bad arguments,
+    130 Ctrl-C, 141 standard output closed.
+    """
+    try:
+        return _run(argv)
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _silence_stdout()
+        print(f"{PROG}: output pipe closed, stopped", file=sys.stderr)
+        return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":

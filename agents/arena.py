@@ -26,6 +26,15 @@ The engine starts a new match in a game as soon as its match ends; the
 arena stops counting that game at once (``active`` goes false) and, when
 enough games are finished, compacts the batch so finished games cost
 nothing.
+
+Random choices are per match: every match owns a generator derived from its
+deal seed (:func:`match_rngs`), and an agent that draws random numbers is
+called one game at a time with that game's generator (see
+:func:`act_split`).  So no result depends on which other games share a
+batch — compaction and ``batch_size`` change the speed, never the games.
+
+Every win rate comes with one kind of interval: the 95% Wilson interval on
+the pair-clustered effective sample size (:func:`clustered_rate`).
 """
 
 from __future__ import annotations
@@ -67,12 +76,65 @@ def filler_actions(mask: np.ndarray) -> np.ndarray:
     return np.argmax(np.asarray(mask) > 0, axis=1).astype(np.int64)
 
 
+#: Mixed into every per-match generator's seed, so it differs from the deal stream.
+_MATCH_RNG_TAG = 0x5EA7
+
+
+def match_rngs(seeds: np.ndarray, position: np.ndarray) -> np.ndarray:
+    """One generator per match (an object array), a pure function of its deal seed.
+
+    ``position`` tells apart matches that share a seed (the two seatings of
+    a duplicate pair).  Deriving the generator from the match, not from the
+    batch it is played in, is what makes results independent of batching.
+    """
+    seeds, position = np.asarray(seeds).tolist(), np.asarray(position).tolist()
+    out = np.empty(len(seeds), dtype=object)
+    for i, (seed, pos) in enumerate(zip(seeds, position, strict=True)):
+        out[i] = np.random.default_rng(np.random.SeedSequence([int(seed), int(pos),
+                                                               _MATCH_RNG_TAG]))
+    return out
+
+
+def _checked(agent: Agent, index: int, mask: np.ndarray, rows: np.ndarray, chosen: object,
+             check: bool) -> np.ndarray:
+    """``chosen`` as int64, checked for shape and (with ``check``) legality on ``rows``."""
+    chosen = np.asarray(chosen, dtype=np.int64)
+    name = getattr(agent, "name", index)
+    if chosen.shape != (rows.size,):
+        raise ValueError(f"agent {name!r} returned shape {chosen.shape}, expected ({rows.size},)")
+    if check:
+        ok = (chosen >= 0) & (chosen < A.NUM_ACTIONS)
+        ok[ok] = mask[rows[ok], chosen[ok]] > 0
+        if not ok.all():
+            j = int(np.flatnonzero(~ok)[0])
+            raise ValueError(
+                f"agent {name!r} chose illegal action {int(chosen[j])} in game row "
+                f"{int(rows[j])}; legal: {np.flatnonzero(mask[rows[j]]).tolist()}"
+            )
+    return chosen
+
+
+def _act_per_row(agent: Agent, index: int, obs: dict[str, np.ndarray], rows: np.ndarray,
+                 row_rngs: np.ndarray) -> np.ndarray:
+    """``agent`` called on each row alone, with that row's generator (unchecked)."""
+    chosen = np.empty(rows.size, np.int64)
+    for j, row in enumerate(rows.tolist()):
+        one = np.asarray(agent.act({key: value[row : row + 1] for key, value in obs.items()},
+                                   rng=row_rngs[row]))
+        if one.shape != (1,):
+            raise ValueError(f"agent {getattr(agent, 'name', index)!r} returned shape "
+                             f"{one.shape} for one game, expected (1,)")
+        chosen[j] = one[0]
+    return chosen
+
+
 def act_split(
     agents: Sequence[Agent],
     who: np.ndarray,
     obs: dict[str, np.ndarray],
     rng: np.random.Generator | None = None,
     check: bool = True,
+    row_rngs: np.ndarray | None = None,
 ) -> np.ndarray:
     """One action per game: row ``i`` is played by ``agents[who[i]]``.
 
@@ -80,32 +142,29 @@ def act_split(
     with ``who == -1`` get :func:`filler_actions`.  With ``check`` an
     illegal action raises ``ValueError`` naming the agent, the row and the
     action.
+
+    ``rng`` is shared by the whole batch, so a random agent's choice in one
+    game depends on the other rows.  ``row_rngs`` (one generator per row, as
+    :func:`match_rngs` makes) avoids that: each agent is first called on all
+    its rows with a probe generator, and if it drew from the probe its
+    answer is discarded and it is called once per row with that row's
+    generator.  Agents that draw nothing (the heuristics, greedy networks)
+    keep the one batched call.
     """
     who = np.asarray(who)
     mask = obs["action_mask"]
     actions = filler_actions(mask)
+    probe = np.random.default_rng(_MATCH_RNG_TAG) if row_rngs is not None else None
     for k, agent in enumerate(agents):
         rows = np.flatnonzero(who == k)
         if rows.size == 0:
             continue
-        sub = {key: value[rows] for key, value in obs.items()}
-        chosen = np.asarray(agent.act(sub, rng=rng), dtype=np.int64)
-        if chosen.shape != (rows.size,):
-            raise ValueError(
-                f"agent {getattr(agent, 'name', k)!r} returned shape {chosen.shape}, "
-                f"expected ({rows.size},)"
-            )
-        if check:
-            ok = (chosen >= 0) & (chosen < A.NUM_ACTIONS)
-            ok[ok] = mask[rows[ok], chosen[ok]] > 0
-            if not ok.all():
-                j = int(np.flatnonzero(~ok)[0])
-                raise ValueError(
-                    f"agent {getattr(agent, 'name', k)!r} chose illegal action "
-                    f"{int(chosen[j])} in game row {int(rows[j])}; legal: "
-                    f"{np.flatnonzero(mask[rows[j]]).tolist()}"
-                )
-        actions[rows] = chosen
+        before = None if probe is None else probe.bit_generator.state
+        chosen = agent.act({key: value[rows] for key, value in obs.items()},
+                           rng=rng if probe is None else probe)
+        if probe is not None and probe.bit_generator.state != before:
+            chosen = _act_per_row(agent, k, obs, rows, row_rngs)
+        actions[rows] = _checked(agent, k, mask, rows, chosen, check)
     return actions
 
 
@@ -157,6 +216,14 @@ class MatchStats:
         out["a_won"] = ~self.a_won
         return MatchStats(**out)
 
+    def rates(self) -> dict[str, dict[str, float]]:
+        """Agent A's ``match``, ``column`` and ``hand`` win rates, each a :func:`clustered_rate`."""
+        return {
+            "match": clustered_rate(self.a_won, np.ones(self.num_matches), self.pair),
+            "column": clustered_rate(self.a_columns, self.a_columns + self.b_columns, self.pair),
+            "hand": clustered_rate(self.a_hands, self.a_hands + self.b_hands, self.pair),
+        }
+
     def concat(self, other: MatchStats) -> MatchStats:
         out = {}
         offset = int(self.pair.max()) + 1 if self.pair.size else 0
@@ -170,20 +237,44 @@ class MatchStats:
         return MatchStats(**out)
 
 
+def clustered_rate(successes: np.ndarray, trials: np.ndarray, pair: np.ndarray
+                   ) -> dict[str, float]:
+    """A rate with its 95% Wilson interval on the pair-clustered effective sample size.
+
+    ``successes[i]`` and ``trials[i]`` belong to match ``i`` of duplicate
+    pair ``pair[i]``.  The pair, not the match or the hand, is the
+    independent unit (the two seatings of one deal sequence are correlated,
+    and so are the hands of a match), so the counts are summed per pair
+    before :func:`~agents.stats.clustered_wilson` measures their spread.
+    Returns ``rate``, ``low``, ``high``, ``successes``, ``trials`` and
+    ``design_effect``; the rate is NaN without trials.
+    """
+    wins = np.asarray(successes, dtype=np.float64)
+    total = np.asarray(trials, dtype=np.float64)
+    pair = np.asarray(pair, dtype=np.int64)
+    k, n = float(wins.sum()), float(total.sum())
+    low, high, deff = clustered_wilson(np.bincount(pair, weights=wins),
+                                       np.bincount(pair, weights=total))
+    return {"rate": k / n if n else math.nan, "low": low, "high": high,
+            "successes": round(k), "trials": round(n), "design_effect": deff}
+
+
 _PER_SEAT = ("hands_won", "gins", "undercuts", "knocks", "points", "columns")
 
 
 class Arena:
     """``num_matches`` full matches of agent A against agent B, all at once.
 
-    ``seed`` fixes the deals (and, unless ``rng`` is given, the agents'
-    random choices): an int, or an array of per-pair seeds (per-match seeds
-    without ``duplicate``) as :func:`match_seeds` makes.  With
-    ``duplicate`` the number of matches is rounded up to an even number and
-    games ``2i`` and ``2i + 1`` replay the same deals with the seats swapped
-    (see the module docstring).  ``game_ids`` maps the current rows of
-    ``game`` to match indices (it shrinks when finished games are compacted
-    away).
+    ``seed`` fixes the deals and the agents' random choices: an int, or an
+    array of per-pair seeds (per-match seeds without ``duplicate``) as
+    :func:`match_seeds` makes.  With ``duplicate`` the number of matches is
+    rounded up to an even number and games ``2i`` and ``2i + 1`` replay the
+    same deals with the seats swapped (see the module docstring).  Each
+    match draws its random choices from its own generator (``rngs``, from
+    :func:`match_rngs`), unless ``rng`` is given: then that one generator
+    serves the whole batch, and random agents' choices depend on the batch.
+    ``game_ids`` maps the current rows of ``game`` to match indices (it
+    shrinks when finished games are compacted away).
     """
 
     def __init__(
@@ -219,10 +310,10 @@ class Arena:
         self.a_seat = a_seat
         # seating[i, seat] = index of the agent (0 = A, 1 = B) in that seat of match i.
         self.seating = np.stack([a_seat, 1 - a_seat], axis=1)
-        if rng is None:
-            entropy = [int(x) for x in np.atleast_1d(np.asarray(seed, dtype=np.uint64))[:4]]
-            rng = np.random.default_rng(np.random.SeedSequence([*entropy, 0x5EA7]))
         self.rng = rng
+        # The two games of a duplicate pair share a seed; their seat order tells them apart.
+        position = np.arange(n) % 2 if duplicate else np.zeros(n, np.int64)
+        self.rngs = match_rngs(seeds, position) if rng is None else None
         self.compact = compact
         self.check = check
         self.game = VectorGame(n, self.rules, seed=seeds)
@@ -246,7 +337,8 @@ class Arena:
         obs = game.observe()
         cur = game.current_player.astype(np.int64)
         who = np.where(live, self.seating[ids, cur], -1)
-        actions = act_split(self.agents, who, obs, self.rng, check=self.check)
+        row_rngs = None if self.rngs is None else self.rngs[ids]
+        actions = act_split(self.agents, who, obs, self.rng, check=self.check, row_rngs=row_rngs)
         _, info = game.step(actions)
         self.steps += 1
         self._record(info, ids, live)
@@ -348,28 +440,33 @@ def play_matches(
 ) -> MatchStats:
     """Play ``num_matches`` matches of A against B and return :class:`MatchStats`.
 
-    ``batch_size`` caps how many matches run at once (memory); the deals do
-    not depend on it (batches take consecutive slices of the same seeds).
+    ``batch_size`` (>= 1) caps how many matches run at once (memory; with
+    ``duplicate`` it is rounded down to whole pairs, at least one).  No
+    result depends on it: batches take consecutive slices of the same
+    seeds, and each match draws its random choices from its own generator.
     """
+    if batch_size is not None and (isinstance(batch_size, bool)
+                                   or not isinstance(batch_size, int | np.integer)
+                                   or batch_size < 1):
+        raise ValueError(f"batch_size must be a positive integer or None, got {batch_size!r}")
     if batch_size is None or batch_size >= num_matches:
         return Arena(agent_a, agent_b, num_matches, rules, seed, duplicate).run(progress)
     unit = 2 if duplicate else 1
-    batch_size = max(unit, batch_size - batch_size % unit)
+    batch_size = max(unit, int(batch_size) - int(batch_size) % unit)
     units = -(-num_matches // unit)
     seeds = match_seeds(seed, units)
     per = batch_size // unit
     total: MatchStats | None = None
     done_before = 0
-    for index, start in enumerate(range(0, units, per)):
+    for start in range(0, units, per):
         chunk = seeds[start : start + per]
-        rng = np.random.default_rng(np.random.SeedSequence([int(seed), index, 0x5EA7]))
         cb = None
         if progress is not None:
 
             def cb(k: int, offset: int = done_before) -> None:
                 progress(offset + k)
 
-        arena = Arena(agent_a, agent_b, chunk.size * unit, rules, chunk, duplicate, rng=rng)
+        arena = Arena(agent_a, agent_b, chunk.size * unit, rules, chunk, duplicate)
         stats = arena.run(cb)
         done_before += stats.num_matches
         total = stats if total is None else total.concat(stats)
@@ -385,18 +482,10 @@ def duplicate_rates(agent: Agent, opponent: Agent, matches: int, rules: Rules | 
     short report the RL-library examples print while they train."""
     t0 = time.perf_counter()
     s = play_matches(agent, opponent, matches, rules, seed=seed)
-
-    def rate(wins: np.ndarray, trials: np.ndarray) -> dict[str, float]:
-        total = float(trials.sum())
-        lo, hi, _ = clustered_wilson(np.bincount(s.pair, weights=wins),
-                                     np.bincount(s.pair, weights=trials))
-        return {"rate": float(wins.sum()) / total if total else math.nan, "low": lo, "high": hi}
-
+    rates = s.rates()
     return {
         "matches": s.num_matches,
-        "match": rate(s.a_won.astype(np.float64), np.ones(s.num_matches)),
-        "column": rate(s.a_columns, s.a_columns + s.b_columns),
-        "hand": rate(s.a_hands, s.a_hands + s.b_hands),
+        **{kind: {key: r[key] for key in ("rate", "low", "high")} for kind, r in rates.items()},
         "seconds": time.perf_counter() - t0,
     }
 
@@ -410,5 +499,5 @@ def format_rates(name: str, opponent: str, r: dict) -> str:
             f"hand {pct(r['hand'])}  ({r['matches']} matches, {r['seconds']:.1f} s)")
 
 
-__all__ = ["Arena", "MatchStats", "act_split", "duplicate_rates", "filler_actions",
-           "format_rates", "match_seeds", "play_matches"]
+__all__ = ["Arena", "MatchStats", "act_split", "clustered_rate", "duplicate_rates",
+           "filler_actions", "format_rates", "match_rngs", "match_seeds", "play_matches"]
