@@ -21,16 +21,15 @@ from .hand import (
     REWARD_MODES,
     HandOutcome,
     HandRecord,
-    deal,
-    deal_next,
     empty_info,
     end_hands,
     game_seeds,
+    next_matches,
     random_dealers,
     resolve_big_gins,
     resolve_knocks,
+    restart,
     shuffled_decks,
-    start_new_matches,
     stock_exhausted,
 )
 from .hollywood import Sheet, SheetBatch
@@ -42,6 +41,7 @@ __all__ = [
     "REWARD_MODES",
     "HandRecord",
     "VectorGame",
+    "check_dealers",
     "check_decks",
     "game_seeds",
     "random_dealers",
@@ -180,33 +180,18 @@ class VectorGame:
         ``reset(seed=s)`` starts the stream of ``s`` from its first match.
         """
         b = self.num_games
-        # Validate everything before touching any state.
         if seed is None and decks is None and dealer is None and self.state.deal_number.max() > 0:
             self.last_match.reset_rows(np.arange(b))
             self.last_hand = HandRecord.empty(b)
             self.reset_games(np.arange(b))
             return
-        seeds = self.seeds if seed is None else game_seeds(seed, b)
+        # Validate everything before touching any state.
+        seeds = self.seeds.copy() if seed is None else game_seeds(seed, b)
         deck_arr = None if decks is None else check_decks(decks, b)
-        if dealer is None:
-            dealers = random_dealers(seeds, np.zeros(b, np.int64))
-        else:
-            dealers = np.asarray(dealer)
-            if dealers.shape != (b,) or not np.isin(dealers, (0, 1)).all():
-                raise ValueError(f"dealer must be {b} values in {{0, 1}}, got {dealer!r}")
-            dealers = dealers.astype(np.int8)
-        s = self.state
-        all_rows = np.arange(b)
-        s.seeds[:] = seeds
-        s.deal_number[:] = 0
-        s.match_number[:] = 0
-        s.sheets.reset_rows(all_rows)
-        self.last_match.reset_rows(all_rows)
+        dealers = None if dealer is None else check_dealers(dealer, b)
+        restart(self.state, seeds, deck_arr, dealers)
+        self.last_match.reset_rows(np.arange(b))
         self.last_hand = HandRecord.empty(b)
-        if deck_arr is None:
-            deck_arr = shuffled_decks(s.seeds, s.deal_number)
-        s.hands_in_match[:] = 0
-        deal(s, all_rows, deck_arr, dealers)
         self._mask = None
 
     def reset_games(self, rows: np.ndarray | list[int]) -> None:
@@ -218,9 +203,7 @@ class VectorGame:
             )
         if rows.size == 0:
             return
-        s = self.state
-        start_new_matches(s, rows)
-        deal_next(s, rows, random_dealers(s.seeds[rows], s.match_number[rows]))
+        next_matches(self.state, rows)
         self._mask = None
 
     # ------------------------------------------------------------------ masks
@@ -426,6 +409,14 @@ class VectorGame:
 for _name in FIELD_NAMES:
     setattr(VectorGame, _name, _state_view(_name))
 del _name
+
+
+def check_dealers(dealer: Any, b: int) -> np.ndarray:
+    """``dealer`` as (b,) int8 seats, each 0 or 1, else ValueError."""
+    arr = np.asarray(dealer)
+    if arr.shape != (b,) or arr.dtype == bool or not np.isin(arr, (0, 1)).all():
+        raise ValueError(f"dealer must be {b} values in {{0, 1}}, got {dealer!r}")
+    return arr.astype(np.int8)
 
 
 def check_decks(decks: Any, b: int) -> np.ndarray:

@@ -33,9 +33,11 @@ __all__ = [
     "empty_info",
     "end_hands",
     "game_seeds",
+    "next_matches",
     "random_dealers",
     "resolve_big_gins",
     "resolve_knocks",
+    "restart",
     "rewards_for",
     "shuffled_decks",
     "start_new_matches",
@@ -145,6 +147,33 @@ def start_new_matches(state: GameState, rows: np.ndarray) -> None:
     state.sheets.reset_rows(rows)
     state.match_number[rows] += 1
     state.hands_in_match[rows] = 0
+
+
+def next_matches(state: GameState, rows: np.ndarray) -> None:
+    """Start the next match of each listed game's seed stream and deal its first hand."""
+    start_new_matches(state, rows)
+    index = _whole_batch(rows, state.num_games)
+    deal_next(state, rows, random_dealers(state.seeds[index], state.match_number[index]))
+
+
+def restart(state: GameState, seeds: np.ndarray, decks: np.ndarray | None = None,
+            dealers: np.ndarray | None = None) -> None:
+    """Every game starts its seed stream afresh: first match, first deal.
+
+    ``decks`` (B, 52) and ``dealers`` (B,) fix the first deal and dealer
+    (checked by the caller); by default both come from the seeds.
+    """
+    rows = np.arange(state.num_games)
+    state.seeds[:] = seeds
+    state.deal_number[:] = 0
+    state.match_number[:] = 0
+    state.hands_in_match[:] = 0
+    state.sheets.reset_rows(rows)
+    if dealers is None:
+        dealers = random_dealers(seeds, state.match_number)
+    if decks is None:
+        decks = shuffled_decks(seeds, state.deal_number)
+    deal(state, rows, decks, dealers)
 
 
 def stock_exhausted(stock_pos: Any) -> Any:

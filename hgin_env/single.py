@@ -24,38 +24,37 @@ returns ``((reward_seat0, reward_seat1), info)`` with Python scalars
 from __future__ import annotations
 
 import operator
-import struct
 from typing import Any
 
 import numpy as np
 
 from . import actions as A
-from .cards import NUM_CARDS, NUM_RANKS
-from .engine import check_decks
+from .cards import NUM_CARDS
+from .engine import check_dealers, check_decks
 from .hand import (
     REWARD_MODES,
     HandOutcome,
     HandRecord,
-    deal,
-    deal_next,
     empty_info,
     end_hands,
     game_seeds,
-    random_dealers,
+    next_matches,
     resolve_big_gins,
     resolve_knocks,
-    shuffled_decks,
-    start_new_matches,
+    restart,
 )
 from .hollywood import Sheet, SheetBatch
-from .melds import RUN_DEADWOOD, RUN_DEADWOOD_MINUS, SENTINEL
-from .observation import (
-    DEADWOOD_SCALE,
-    KNOCK_LIMIT_SCALE,
-    MAX_COLUMNS,
-    OBS_DIM,
-    STOCK_SCALE,
-    observation_spec,
+from .int_melds import discard_table, min_deadwood
+from .obs_bytes import (
+    FLAG,
+    FLOAT_BITS,
+    HUNDREDTHS,
+    LIMIT_FLOATS,
+    NO_DISCARD,
+    PHASE_FLOATS,
+    STOCK_FLOATS,
+    mask_bytes,
+    sheet_floats,
 )
 from .rules import Rules, load_rules
 from .state import DEAD_HAND_POS, FIELD_NAMES, GameState
@@ -63,152 +62,6 @@ from .state import DEAD_HAND_POS, FIELD_NAMES, GameState
 __all__ = ["SingleGame", "SingleGameArrays", "discard_table", "mask_bytes", "min_deadwood"]
 
 _FULL = (1 << NUM_CARDS) - 1
-_SUIT = (1 << NUM_RANKS) - 1
-
-# ----------------------------------------------------------------------------- deadwood
-
-#: Run-only deadwood of each 13-bit suit mask (``melds.RUN_DEADWOOD``).
-_RD: list[int] = RUN_DEADWOOD.tolist()
-
-
-class _HeldMinus(dict):  # type: ignore[type-arg]
-    """Per suit mask: ``(rank, run-only deadwood of the suit without that rank)`` for
-    each held rank (``melds.RUN_DEADWOOD_MINUS``), built on first use."""
-
-    def __missing__(self, m: int) -> tuple[tuple[int, int], ...]:
-        row = RUN_DEADWOOD_MINUS[m].tolist()
-        value = tuple((r, v) for r, v in enumerate(row) if v < SENTINEL)
-        self[m] = value
-        return value
-
-
-_HELD_MINUS = _HeldMinus()
-#: Per suit mask: the smallest of those values (SENTINEL for an empty suit).
-_MIN_MINUS: list[int] = RUN_DEADWOOD_MINUS.min(axis=1).tolist()
-#: All four cards of rank r: ``_COLUMN << r``.
-_COLUMN = 1 | 1 << 13 | 1 << 26 | 1 << 39
-
-
-def _set_choices(h: int, candidates: int) -> list[int]:
-    """Every way to place cards of ``h`` in sets (``melds.expand_set_choices``).
-
-    Per rank held three or more times: no set, the whole rank, and for a
-    four-card rank each set of three leaving one suit out for a run.
-    """
-    choices = [0]
-    while candidates:
-        low = candidates & -candidates
-        candidates ^= low
-        column = h & (_COLUMN * low)
-        options = [0, column]
-        if column == _COLUMN * low:
-            options += [column & ~(low << (13 * s)) for s in range(4)]
-        choices = [x | o for x in choices for o in options]
-    return choices
-
-
-def _candidates(h: int) -> int:
-    """13-bit mask of the ranks held at least three times."""
-    a, b, c, d = h & _SUIT, h >> 13 & _SUIT, h >> 26 & _SUIT, h >> 39 & _SUIT
-    return (a & b & (c | d)) | (c & d & (a | b))
-
-
-def min_deadwood(h: int) -> int:
-    """Exact minimum deadwood of the hand mask ``h`` (``melds.min_deadwood`` for one int)."""
-    rd = _RD
-    candidates = _candidates(h)
-    if not candidates:
-        return rd[h & _SUIT] + rd[h >> 13 & _SUIT] + rd[h >> 26 & _SUIT] + rd[h >> 39 & _SUIT]
-    best = 1 << 30
-    for chosen in _set_choices(h, candidates):
-        x = h & ~chosen
-        total = rd[x & _SUIT] + rd[x >> 13 & _SUIT] + rd[x >> 26 & _SUIT] + rd[x >> 39]
-        if total < best:
-            best = total
-    return best
-
-
-def discard_table(h: int, limit: int = -1) -> tuple[int, list[int], int]:
-    """For a hand of at most 11 cards: ``(min deadwood, after, knocks)``.
-
-    ``after[c]`` is the minimum deadwood after discarding card ``c`` (``SENTINEL``
-    for cards not held), exactly ``melds.deadwood_after_discard``; ``knocks`` is
-    the mask of held cards whose ``after`` is at most ``limit``.
-    """
-    rd, held_minus = _RD, _HELD_MINUS
-    after = [SENTINEL] * NUM_CARDS
-    knocks = 0
-    candidates = _candidates(h)
-    if not candidates:
-        a, b, c, d = h & _SUIT, h >> 13 & _SUIT, h >> 26 & _SUIT, h >> 39
-        ra, rb, rc, rdd = rd[a], rd[b], rd[c], rd[d]
-        total = ra + rb + rc + rdd
-        lowest = _MIN_MINUS
-        for base, m, off in ((0, a, total - ra), (13, b, total - rb), (26, c, total - rc),
-                             (39, d, total - rdd)):
-            if off + lowest[m] <= limit:
-                for r, v in held_minus[m]:
-                    v += off
-                    after[base + r] = v
-                    if v <= limit:
-                        knocks |= 1 << (base + r)
-            else:
-                for r, v in held_minus[m]:
-                    after[base + r] = v + off
-        return total, after, knocks
-    best = 1 << 30
-    for chosen in _set_choices(h, candidates):
-        x = h & ~chosen
-        a, b, c, d = x & _SUIT, x >> 13 & _SUIT, x >> 26 & _SUIT, x >> 39
-        ra, rb, rc, rdd = rd[a], rd[b], rd[c], rd[d]
-        total = ra + rb + rc + rdd
-        if total < best:
-            best = total
-        for base, m, off in ((0, a, total - ra), (13, b, total - rb), (26, c, total - rc),
-                             (39, d, total - rdd)):
-            for r, v in held_minus[m]:
-                v += off
-                if v < after[base + r]:
-                    after[base + r] = v
-    if limit >= 0 and min(after) <= limit:
-        x = h
-        while x:
-            low = x & -x
-            x ^= low
-            if after[low.bit_length() - 1] <= limit:
-                knocks |= low
-    return best, after, knocks
-
-
-# ----------------------------------------------------------------------------- encoding
-
-_SPEC = observation_spec()
-_F32 = struct.Struct("<f")
-
-
-def _f32(x: float) -> bytes:
-    return _F32.pack(x)
-
-
-_BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little")
-#: Byte value -> the 8 float32 0/1 flags of its bits (LSB first), as 32 bytes.
-_BITS_F32 = [row.tobytes() for row in _BYTE_BITS.astype(np.float32)]
-#: Byte value -> its 8 int8 0/1 flags (LSB first).
-_BITS_I8 = [row.tobytes() for row in _BYTE_BITS]
-_ZERO_F = _f32(0.0)
-_ONE_F = _f32(1.0)
-_FLAG = (_ZERO_F, _ONE_F)
-#: ``value / 100`` as float32, index SENTINEL (cards not held) gives 0.
-_HUNDREDTHS = [_f32(v / DEADWOOD_SCALE) for v in range(SENTINEL)] + [_ZERO_F]
-_STOCK = [_f32(s / STOCK_SCALE) for s in range(NUM_CARDS + 1)]
-_LIMIT = [_f32(k / KNOCK_LIMIT_SCALE) for k in range(11)]
-_PHASE = [b"".join(_FLAG[p == q] for q in range(A.NUM_PHASES)) for p in range(A.NUM_PHASES)]
-_PHASE.append(_ZERO_F * A.NUM_PHASES)  # PHASE_MATCH_OVER: no live phase
-_NO_DISCARD = _ZERO_F * NUM_CARDS
-_SHEET_START = _SPEC["column_exists"].start
-assert _SPEC["deadwood_after_discard"].start == 6 * NUM_CARDS
-assert _SPEC["phase"].start == 7 * NUM_CARDS and _SHEET_START == _SPEC["deadwood"].stop
-assert OBS_DIM - _SHEET_START == 8 * MAX_COLUMNS
 
 _OFFER = 1 << A.TAKE_DISCARD | 1 << A.PASS
 _STOCK_ONLY = 1 << A.DRAW_STOCK
@@ -223,43 +76,6 @@ _LEGAL_BY_PHASE = {
 _BYTE_BITS_SET = [[i for i in range(8) if v >> i & 1] for v in range(256)]
 #: Per byte k of a legal-action mask: byte value -> the action ids its set bits stand for.
 _BYTE_POSITIONS = [[[8 * k + i for i in bits] for bits in _BYTE_BITS_SET] for k in range(14)]
-
-
-def _mask_bytes(legal: int) -> bytes:
-    return b"".join([_BITS_I8[x] for x in legal.to_bytes(14, "little")])[: A.NUM_ACTIONS]
-
-
-_PHASE_MASKS = {legal: _mask_bytes(legal) for legal in set(_LEGAL_BY_PHASE.values())}
-
-
-def mask_bytes(legal: int) -> bytes:
-    """The 108 int8 flags of the action bit mask ``legal``."""
-    cached = _PHASE_MASKS.get(legal)
-    return _mask_bytes(legal) if cached is None else cached
-
-
-def _sheet_floats(sheets: SheetBatch, target: int, seat: int) -> bytes:
-    """The sheet part of ``observation.encode`` (``column_exists`` … ``open_to_opponent``)."""
-    c = sheets.columns
-    opp = 1 - seat
-    scores = sheets.scores[0].tolist()
-    decided = sheets.decided[0].tolist()
-    winner = sheets.column_winner[0].tolist()
-    wins = sheets.wins[0].tolist()
-    t = float(target)
-    groups = (
-        [1.0] * c,
-        [s / t for s in scores[seat]],
-        [s / t for s in scores[opp]],
-        [float(d) for d in decided],
-        [float(w == seat) for w in winner],
-        [float(w == opp) for w in winner],
-        [float(wins[seat] > j) for j in range(c)],
-        [float(wins[opp] > j) for j in range(c)],
-    )
-    pad = [0.0] * (MAX_COLUMNS - c)
-    values = [v for g in groups for v in (*g, *pad)]
-    return struct.pack(f"<{len(values)}f", *values)
 
 
 # ----------------------------------------------------------------------------- game
@@ -348,18 +164,6 @@ class SingleGame:
         return int(self._state.seeds[0])
 
     @property
-    def deal_number(self) -> int:
-        return int(self._state.deal_number[0])
-
-    @property
-    def match_number(self) -> int:
-        return int(self._state.match_number[0])
-
-    @property
-    def hands_in_match(self) -> int:
-        return int(self._state.hands_in_match[0])
-
-    @property
     def sheets(self) -> SheetBatch:
         return self._state.sheets
 
@@ -402,31 +206,21 @@ class SingleGame:
             self.last_hand = HandRecord.empty(1)
             self.next_match()
             return
+        # Validate everything before touching any state (as VectorGame.reset).
         seeds = st.seeds.copy() if seed is None else game_seeds(seed, 1)
         cards = None if deck is None else check_decks(np.asarray(deck)[None, :], 1)
-        if dealer is None:
-            first = random_dealers(seeds, np.zeros(1, np.int64))
-        else:
-            if isinstance(dealer, bool) or dealer not in (0, 1):
-                raise ValueError(f"dealer must be 0 or 1, got {dealer!r}")
-            first = np.array([dealer], np.int8)
-        st.seeds[:] = seeds
-        st.deal_number[:] = 0
-        st.match_number[:] = 0
-        st.hands_in_match[:] = 0
-        st.sheets.reset_rows(self._row)
+        if isinstance(dealer, bool):
+            raise ValueError(f"dealer must be 0 or 1, got {dealer!r}")
+        dealers = None if dealer is None else check_dealers([dealer], 1)
+        restart(st, seeds, cards, dealers)
         self.last_match.reset_rows(self._row)
         self.last_hand = HandRecord.empty(1)
-        deal(st, self._row, shuffled_decks(seeds, st.deal_number) if cards is None else cards,
-             first)
         self._refresh_sheet()
         self._load()
 
     def next_match(self) -> None:
         """Start the next match of this game's seed stream (``VectorGame.reset_games([0])``)."""
-        st = self.sync()
-        start_new_matches(st, self._row)
-        deal_next(st, self._row, random_dealers(st.seeds, st.match_number))
+        next_matches(self.sync(), self._row)
         self._refresh_sheet()
         self._load()
 
@@ -601,8 +395,8 @@ class SingleGame:
         return (r0, r1), out
 
     def _refresh_sheet(self) -> None:
-        self._sheet_bytes = (_sheet_floats(self.sheets, self._target, 0),
-                             _sheet_floats(self.sheets, self._target, 1))
+        self._sheet_bytes = (sheet_floats(self.sheets, self._target, 0),
+                             sheet_floats(self.sheets, self._target, 1))
 
     # ------------------------------------------------------------------ observe
     def observation_bytes(self, seat: int) -> bytes:
@@ -620,19 +414,19 @@ class SingleGame:
         forbidden = self._banned_bit if discarding else 0
         planes = (own | top << 52 | (pile_mask & ~top) << 104 | opp_known << 156
                   | (_FULL & ~(own | pile_mask | opp_known)) << 208 | forbidden << 260)
-        parts = [_BITS_F32[x] for x in planes.to_bytes(39, "little")]
+        parts = [FLOAT_BITS[x] for x in planes.to_bytes(39, "little")]
         if discarding:
             after = self._after_bytes
             if after is None:
-                hundredths = _HUNDREDTHS
+                hundredths = HUNDREDTHS
                 after = b"".join([hundredths[v] for v in self.discard_deadwood])
                 self._after_bytes = after
             parts.append(after)
         else:
-            parts.append(_NO_DISCARD)
-        parts += (_PHASE[self.phase], _FLAG[to_move], _FLAG[self.dealer == seat],
-                  _STOCK[NUM_CARDS - self.stock_pos], _LIMIT[self.knock_limit],
-                  _HUNDREDTHS[self._deadwood[seat]], self._sheet_bytes[seat])
+            parts.append(NO_DISCARD)
+        parts += (PHASE_FLOATS[self.phase], FLAG[to_move], FLAG[self.dealer == seat],
+                  STOCK_FLOATS[NUM_CARDS - self.stock_pos], LIMIT_FLOATS[self.knock_limit],
+                  HUNDREDTHS[self._deadwood[seat]], self._sheet_bytes[seat])
         out = b"".join(parts)
         self._obs[seat] = out
         return out
@@ -655,13 +449,25 @@ class SingleGame:
                 "action_mask": np.frombuffer(bytearray(mask_bytes(mask)), np.int8)}
 
 
+def _counter(name: str) -> property:
+    return property(lambda self: int(getattr(self._state, name)[0]), doc=f"``state.{name}[0]``")
+
+
+for _name in ("deal_number", "match_number", "hands_in_match"):
+    setattr(SingleGame, _name, _counter(_name))
+del _name
+
+
 class SingleGameArrays:
     """A :class:`SingleGame` seen through the ``VectorGame`` attribute layout (one game).
 
-    Every state array (:data:`hgin_env.state.FIELDS`) is read from the synced
-    state when asked for, so a view kept across steps stays current; enough
-    of ``VectorGame`` for the renderer, the terminal game and ``encode``.
+    Each state array (:data:`hgin_env.state.FIELDS`) is read from the synced
+    state when asked for, so a view kept across steps stays current: enough of
+    ``VectorGame`` for the renderer, the terminal game and ``encode``.
     """
+
+    _FROM_GAME = frozenset({"rules", "sheets", "last_match", "last_hand", "state_dict"})
+    _FROM_STATE = frozenset({"stock_size", "top_discard", "sheet"})
 
     def __init__(self, game: SingleGame) -> None:
         self._g = game
@@ -670,37 +476,16 @@ class SingleGameArrays:
     def __getattr__(self, name: str) -> Any:
         if name in FIELD_NAMES:
             return getattr(self._g.state, name).copy()
-        if name in ("rules", "sheets", "last_match", "last_hand"):
+        if name in self._FROM_GAME:
             return getattr(self._g, name)
+        if name in self._FROM_STATE:
+            return getattr(self._g.state, name)
+        if name in ("scores", "wins", "column_winner"):
+            return getattr(self._g.sheets, name)
         raise AttributeError(name)
-
-    @property
-    def stock_size(self) -> np.ndarray:
-        return self._g.state.stock_size
-
-    @property
-    def scores(self) -> np.ndarray:
-        return self._g.sheets.scores
-
-    @property
-    def wins(self) -> np.ndarray:
-        return self._g.sheets.wins
-
-    @property
-    def column_winner(self) -> np.ndarray:
-        return self._g.sheets.column_winner
-
-    def sheet(self, i: int = 0) -> Sheet:
-        return self._g.sheets.sheet(i)
-
-    def top_discard(self) -> np.ndarray:
-        return self._g.state.top_discard()
 
     def legal_action_mask(self) -> np.ndarray:
         return self._g.legal_action_mask()[None, :]
 
     def observe(self, player: int | None = None) -> dict[str, np.ndarray]:
         return {key: value[None, :] for key, value in self._g.observe(player).items()}
-
-    def state_dict(self) -> dict[str, np.ndarray]:
-        return self._g.state_dict()

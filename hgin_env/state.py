@@ -22,7 +22,7 @@ import numpy as np
 
 from . import actions as A
 from .cards import NUM_CARDS, popcount64
-from .hollywood import SheetBatch
+from .hollywood import Sheet, SheetBatch
 from .rules import Rules, load_rules
 
 __all__ = [
@@ -176,6 +176,10 @@ class GameState:
         rows = np.arange(self.num_games)
         top = self.pile[rows, np.maximum(self.pile_size - 1, 0)].astype(np.int16)
         return np.where(self.pile_size > 0, top, -1)
+
+    def sheet(self, i: int = 0) -> Sheet:
+        """Game ``i``'s score sheet as a scalar :class:`~hgin_env.hollywood.Sheet`."""
+        return self.sheets.sheet(i)
 
     # ------------------------------------------------------------------ files
     def to_dict(self) -> dict[str, np.ndarray]:

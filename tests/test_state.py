@@ -13,7 +13,6 @@ from strategies import fast_settings
 from hgin_env import actions as A
 from hgin_env.cards import parse, parse_cards
 from hgin_env.engine import VectorGame
-from hgin_env.rules import load_rules
 from hgin_env.single import SingleGame
 from hgin_env.state import FIELD_NAMES, FIELDS, GameState, from_position, validate
 
