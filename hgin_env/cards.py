@@ -8,6 +8,7 @@ integer instructions and a batch of hands is a plain ``uint64`` array.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable
 
 import numpy as np
@@ -60,9 +61,31 @@ def popcount(mask: int) -> int:
     return int(mask).bit_count()
 
 
+#: Variation selectors that pasted emoji suits carry (``"7♥️"`` is 7, ♥, U+FE0F).
+_VARIATION_SELECTORS = dict.fromkeys(map(ord, "\ufe0e\ufe0f"))
+
+
+def _as_text(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{what} must be a string, got {type(value).__name__} {value!r}")
+    return value
+
+
+def _as_int(value: object, what: str) -> int:
+    """``value`` as an int if it is integral (Python or numpy), else ValueError."""
+    try:
+        index = operator.index(value)  # ints and numpy integers, not floats
+    except TypeError:
+        kind = type(value).__name__
+        raise ValueError(f"{what} must be an integer, got {kind} {value!r}") from None
+    if isinstance(value, bool):
+        raise ValueError(f"{what} must be an integer, got {value!r}")
+    return int(index)
+
+
 def parse_card(token: str) -> int:
-    """Card id from one token such as ``"TD"``, ``"10d"`` or ``"7♥"``."""
-    text = token.strip().upper()
+    """Card id from one token such as ``"TD"``, ``"10d"``, ``"7♥"`` or ``"7♥️"``."""
+    text = _as_text(token, "a card").translate(_VARIATION_SELECTORS).strip().upper()
     if len(text) < 2:
         raise ValueError(f"malformed card {token!r}: expected rank then suit, e.g. 'TD' or '7♥'")
     rank_text, suit_text = text[:-1], text[-1]
@@ -76,7 +99,7 @@ def parse_card(token: str) -> int:
 
 def parse_cards(text: str) -> list[int]:
     """Card ids in the order written; duplicates raise ``ValueError``."""
-    tokens = text.replace(",", " ").split()
+    tokens = _as_text(text, "cards").replace(",", " ").split()
     cards: list[int] = []
     for token in tokens:
         card = parse_card(token)
@@ -97,7 +120,7 @@ def parse(text: str) -> int:
 def cards_to_mask(cards: Iterable[int]) -> int:
     mask = 0
     for card in cards:
-        card = int(card)
+        card = _as_int(card, "a card id")
         if not 0 <= card < NUM_CARDS:
             raise ValueError(f"card id {card} is out of range 0..51")
         if mask >> card & 1:
@@ -108,7 +131,7 @@ def cards_to_mask(cards: Iterable[int]) -> int:
 
 def mask_to_cards(mask: int) -> list[int]:
     """Card ids held in ``mask``, ascending."""
-    mask = int(mask)
+    mask = _as_int(mask, "a card mask")
     if mask < 0 or mask > FULL_DECK:
         raise ValueError(f"mask {mask:#x} has bits outside the 52 cards")
     cards = []
@@ -121,7 +144,8 @@ def mask_to_cards(mask: int) -> list[int]:
 
 def card_str(card: int, symbols: bool = False) -> str:
     """Text of one card: ``"TD"``, or ``"T♦"`` with ``symbols``."""
-    if not 0 <= int(card) < NUM_CARDS:
+    card = _as_int(card, "a card id")
+    if not 0 <= card < NUM_CARDS:
         raise ValueError(f"card id {card} is out of range 0..51")
     suits = SUIT_SYMBOLS if symbols else SUIT_CHARS
     return RANK_CHARS[card % NUM_RANKS] + suits[card // NUM_RANKS]

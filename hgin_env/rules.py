@@ -141,14 +141,28 @@ def _check_value(key: str, value: Any, type_name: Any) -> None:
             raise ValueError(f"rules key {key!r} is {value!r}; must be in {low}..{high}")
 
 
-def rules_from_dict(data: dict[str, Any], source: str = "config") -> Rules:
-    """Rules from a mapping; ``profile`` names the profile to start from."""
+def rules_from_dict(
+    data: dict[str, Any], source: str = "config", base_dir: Path | None = None,
+    _chain: tuple[Path, ...] = (),
+) -> Rules:
+    """Rules from a mapping; ``profile`` names the profile (or TOML file) to start from.
+
+    A relative profile path is resolved from ``base_dir`` (the directory of the
+    file ``data`` came from), else from the current directory.
+    """
+    if not isinstance(data, dict):
+        raise ValueError(f"rules in {source} must be a table of switches, got {data!r}")
     data = dict(data)
     base_name = data.pop("profile", None)
     unknown = sorted(set(data) - set(field_names()))
     if unknown:
         raise ValueError(f"unknown rules key(s) in {source}: {', '.join(unknown)}")
-    base = Rules() if base_name is None else load_rules(base_name)
+    if base_name is None:
+        base = Rules()
+    elif not isinstance(base_name, str):
+        raise ValueError(f"{source}: 'profile' must be a profile name or a path, got {base_name!r}")
+    else:
+        base = _load(base_name, base_dir, _chain)
     try:
         return dataclasses.replace(base, **data)
     except ValueError as err:
@@ -161,20 +175,38 @@ def load_rules(name_or_path: str | Path | Rules | None = None) -> Rules:
         name_or_path = DEFAULT_PROFILE
     if isinstance(name_or_path, Rules):
         return name_or_path
-    text = str(name_or_path)
+    if not isinstance(name_or_path, (str, Path)):
+        raise ValueError(
+            f"rules must be a profile name ({', '.join(PROFILES)}), a TOML path or a Rules, "
+            f"got {type(name_or_path).__name__} {name_or_path!r}"
+        )
+    return _load(str(name_or_path), None, ())
+
+
+def _load(text: str, base_dir: Path | None, chain: tuple[Path, ...]) -> Rules:
+    """One link of a profile chain; ``chain`` holds the files already being read."""
     if text in PROFILES:
         path = CONFIG_DIR / f"{text}.toml"
     else:
         path = Path(text)
+        if not path.is_absolute() and base_dir is not None:
+            path = base_dir / path
         if not path.is_file():
             raise ValueError(
                 f"unknown rules {text!r}: not a profile ({', '.join(PROFILES)}) and not a TOML file"
+                + (f" (looked for {path})" if base_dir is not None else "")
             )
+    path = path.resolve()
+    if path in chain:
+        cycle = " -> ".join(str(p) for p in (*chain[chain.index(path):], path))
+        raise ValueError(f"rules profiles form a cycle: {cycle}")
     try:
         with path.open("rb") as handle:
             data = tomllib.load(handle)
     except tomllib.TOMLDecodeError as err:
         raise ValueError(f"rules file {path} is not valid TOML: {err}") from None
-    if data.get("profile") == text:
-        raise ValueError(f"rules file {path} names itself as its profile")
-    return rules_from_dict(data, source=str(path))
+    except UnicodeDecodeError as err:
+        raise ValueError(f"rules file {path} is not UTF-8 text: {err.reason}") from None
+    except OSError as err:
+        raise ValueError(f"rules file {path} cannot be read: {err.strerror}") from None
+    return rules_from_dict(data, source=str(path), base_dir=path.parent, _chain=(*chain, path))

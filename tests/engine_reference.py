@@ -631,12 +631,9 @@ class ResultTracker:
 
     def before_step(self) -> None:
         """Snapshot what the transition checks of :meth:`update` compare against."""
-        g = self.game
-        self.snap = {"dealer": g.dealer.copy(), "knock_limit": g.knock_limit.copy(),
-                     "deck": g.deck.copy(), "deal_number": g.deal_number.copy(),
-                     "stock_pos": g.stock_pos.copy(), "mover": g.current_player.copy(),
-                     "phase": g.phase.copy(), "hands": g.hands.copy(),
-                     "pile_size": g.pile_size.copy(), "known": g.known.copy()}
+        # The whole state (every field of hgin_env.state.FIELDS), copied.
+        self.snap = self.game.state.to_dict()
+        self.snap["mover"] = self.snap["current_player"]
 
     def update(self, rewards: np.ndarray, info: dict[str, np.ndarray], active=None) -> None:
         """Check one step's output (``active``: the games that were stepped)."""
