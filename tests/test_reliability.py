@@ -109,7 +109,7 @@ def test_rules_profile_chain_is_relative_and_cycle_safe(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"cycle: .*a\.toml -> .*b\.toml -> .*a\.toml"):
         load_rules(tmp_path / "a.toml")
     (tmp_path / "utf16.toml").write_text("target = 250\n", encoding="utf-16")
-    with pytest.raises(ValueError, match="utf16.toml"):
+    with pytest.raises(ValueError, match=r"utf16\.toml"):
         load_rules(tmp_path / "utf16.toml")
     with pytest.raises(ValueError, match="TOML path"):
         load_rules(5)
