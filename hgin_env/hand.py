@@ -14,6 +14,7 @@ alone or in a batch of thousands, and the same seed replays the same games.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -225,8 +226,9 @@ class HandRecord:
 
     def write(self, rows: np.ndarray, **values: Any) -> None:
         """Set the named fields of the listed games; fields not named are left as they are."""
+        index = _whole_batch(rows, self.knocker.shape[0])
         for name, value in values.items():
-            getattr(self, name)[rows] = value
+            getattr(self, name)[index] = value
 
     def take(self, rows: Any) -> HandRecord:
         return HandRecord(**{f.name: getattr(self, f.name)[rows] for f in fields(self)})
@@ -295,7 +297,21 @@ def record_dead_hands(state: GameState, record: HandRecord, rows: np.ndarray) ->
 
 
 def empty_info(b: int, columns: int) -> dict[str, np.ndarray]:
-    """The step info of B games in which no hand ended."""
+    """The step info of B games in which no hand ended (fresh arrays every call)."""
+    return {key: value.copy() for key, value in _info_template(b, columns).items()}
+
+
+@lru_cache(maxsize=16)
+def _info_template(b: int, columns: int) -> dict[str, np.ndarray]:
+    """One read-only set of empty info arrays per shape; copying them is cheaper than
+    building each again (this runs on every engine step)."""
+    template = _new_info(b, columns)
+    for value in template.values():
+        value.flags.writeable = False
+    return template
+
+
+def _new_info(b: int, columns: int) -> dict[str, np.ndarray]:
     return {
         "hand_over": np.zeros(b, bool),
         "dead_hand": np.zeros(b, bool),

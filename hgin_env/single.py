@@ -109,6 +109,12 @@ class SingleGame:
         self.autoreset = bool(autoreset)
         self.num_games = 1
         self._target = r.target
+        # The per-step rules, tabulated once from their definitions in Rules: the
+        # forbidden discard's bit after taking each card, and whether the pile is
+        # still open after each number of takes.
+        self._banned_bits = [1 << b if (b := r.forbidden_discard(c)) >= 0 else 0
+                             for c in range(NUM_CARDS)]
+        self._open_after = [bool(r.pile_open(t)) for t in range(r.max_discard_takes + 1)]
         self._quiet_info = {key: value[0].item() for key, value in
                             empty_info(1, r.columns).items() if key != "final_scores"}
         self._quiet_scores = np.zeros((2, r.columns), np.int32)
@@ -134,13 +140,10 @@ class SingleGame:
         """Read the mirrors back from ``state`` after shared code changed it."""
         st = self._state
         for name in _MIRRORED:
-            value = getattr(st, name)[0]
-            setattr(self, name, value.tolist())
+            setattr(self, name, getattr(st, name).tolist()[0])
         self._deadwood = [min_deadwood(self.hands[0]), min_deadwood(self.hands[1])]
-        self._banned_bit = 0
-        if self.taken_card >= 0:
-            self._on_take(self.taken_card)
-        self._pile_open = self.rules.pile_open(self.takes)
+        self._banned_bit = self._banned_bits[self.taken_card] if self.taken_card >= 0 else 0
+        self._pile_open = self._open_after[self.takes]
         self.legal = self._legal_now()
         self._after_bytes = None
         self._obs = [None, None]
@@ -238,7 +241,8 @@ class SingleGame:
     def legal_actions(self) -> list[int]:
         """The legal action ids, ascending (read byte by byte from a table)."""
         out: list[int] = []
-        for positions, byte in zip(_BYTE_POSITIONS, self.legal.to_bytes(14, "little"), strict=True):
+        for positions, byte in zip(_BYTE_POSITIONS, self.legal.to_bytes(14, "little"),
+                                   strict=False):
             if byte:
                 out += positions[byte]
         return out
@@ -307,7 +311,8 @@ class SingleGame:
             self.known[p] |= bit
             self.taken_card = card
             self.takes += 1
-            self._on_take(card)
+            self._banned_bit = self._banned_bits[card]
+            self._pile_open = self._open_after[self.takes]
             self.phase = A.PHASE_DISCARD
             self.legal = self._discard_legal(p)
         elif a == A.PASS:
@@ -334,12 +339,6 @@ class SingleGame:
         else:  # BIG_GIN
             return self._end_hand(resolve_big_gins)
         return (0.0, 0.0), self._quiet_info.copy()
-
-    def _on_take(self, card: int) -> None:
-        """Once per take: the rules' forbidden discard and take limit, kept as flags."""
-        banned = self.rules.forbidden_discard(card)
-        self._banned_bit = 1 << banned if banned >= 0 else 0
-        self._pile_open = self.rules.pile_open(self.takes)
 
     def _discard_legal(self, p: int) -> int:
         best, after, knocks = discard_table(self.hands[p], self.knock_limit)
@@ -383,7 +382,7 @@ class SingleGame:
         end_hands(st, row if outcome is None else row[:0], outcome, record=self.last_hand,
                   last_match=self.last_match, reward_mode=self.reward_mode,
                   autoreset=self.autoreset, rewards=rewards, info=info)
-        out = {key: value[0].item() for key, value in info.items() if key != "final_scores"}
+        out = {key: value.item() for key, value in info.items() if key != "final_scores"}
         out["final_scores"] = info["final_scores"][0] if out["match_over"] else self._quiet_scores
         if st.phase[0] == A.PHASE_MATCH_OVER:
             self.phase = A.PHASE_MATCH_OVER
