@@ -464,7 +464,7 @@ def test_knock_features_match_brute_force() -> None:
     from agents.model import knock_features
     from hgin_env import actions as A
     from hgin_env.melds import min_deadwood
-    from hgin_env.observation import observation_spec
+    from hgin_env.observation import DEADWOOD_SCALE, KNOCK_LIMIT_SCALE, observation_spec
 
     spec = observation_spec()
     game = VectorGame(64, seed=4, rules="classic")  # classic forbids discarding the taken card
@@ -484,9 +484,9 @@ def test_knock_features_match_brute_force() -> None:
             masks = np.array([sum(1 << int(d) for d in hand if d != c) for c in legal],
                              np.uint64)
             best = int(min_deadwood(masks).min())
-            limit = round(float(obs[r, spec["knock_limit"].start]) * 10)
+            limit = round(float(obs[r, spec["knock_limit"].start]) * KNOCK_LIMIT_SCALE)
             assert feats[r, 0] == 1
-            assert round(float(feats[r, 1]) * 100) == best
+            assert round(float(feats[r, 1]) * DEADWOOD_SCALE) == best
             assert feats[r, 2] == (best <= limit) == mask[r, A.KNOCK : A.DRAW_STOCK].any()
             assert feats[r, 3] == (best == 0)
             assert feats[r, 4] == pytest.approx(obs[r, spec["opponent_known"]].sum() / 10)
