@@ -30,7 +30,6 @@ import copy
 import math
 import threading
 import time
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,20 +54,11 @@ HEURISTICS = ("random", "simple", "strong")
 
 
 def make_baseline(spec: str, seed: int | None = None, rules: Any = None) -> Any:
-    """``make_agent(spec)`` from ``agents`` when it exists; the random agent until then."""
-    try:
-        from . import make_agent  # type: ignore[attr-defined]
+    """``agents.make_agent(spec)``; its errors propagate (the config checked the spec at
+    load, so a failure here is real and must not be played around)."""
+    from . import make_agent
 
-        return make_agent(spec, seed=seed, rules=rules)
-    except (ImportError, AttributeError, ValueError, KeyError, NotImplementedError) as exc:
-        if spec != "random":
-            warnings.warn(f"agent {spec!r} is not available ({exc}); using the random agent",
-                          stacklevel=2)
-        from .random_agent import RandomAgent
-
-        agent = RandomAgent(seed)
-        agent.name = f"random(for {spec})" if spec != "random" else "random"
-        return agent
+    return make_agent(spec, seed=seed, rules=rules)
 
 
 class PoolAgent:

@@ -102,8 +102,7 @@ SCHEMA: dict[str, dict[str, Spec]] = {
         "normalize_advantages": (bool, True, None, "true or false"),
     },
     "imitation": {
-        "teacher": (str, "none", lambda x: x in ("none", "simple", "strong"),
-                    "'none', 'simple' or 'strong'"),
+        "teacher": (str, "none", None, "'none' or an agent spec (e.g. 'strong')"),
         "steps": (int, 0, _non_negative,
                   "a non-negative number of environment steps (the first ones of the run)"),
         "lr": ((int, float), 1e-3, _positive, "a positive learning rate (imitation phase)"),
@@ -123,6 +122,51 @@ SCHEMA: dict[str, dict[str, Spec]] = {
         "pool_greedy": (bool, False, None, "true or false"),
     },
 }
+
+
+#: Config keys whose values are agent specs (``agents.make_agent``), one or a list.
+AGENT_SPEC_KEYS = (("run", "eval_opponents"), ("imitation", "teacher"))
+
+
+def check_agent_spec(key: str, spec: Any) -> None:
+    """Raise ``ValueError`` naming ``key`` and ``spec`` unless ``make_agent(spec)`` can
+    build it: a known name, ``pretrained`` with its file shipped, or ``ckpt:PATH`` with
+    an existing file.  Checked when the config loads, not when the agent is first used."""
+    from . import AGENT_SPECS, PRETRAINED_PATH
+
+    accepted = ", ".join(AGENT_SPECS)
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"bad value for config key {key}: {spec!r} is not an agent spec "
+                         f"(accepted: {accepted})")
+    text = spec.strip()
+    names = {s for s in AGENT_SPECS if ":" not in s}
+    prefixes = tuple(s.split(":", 1)[0] + ":" for s in AGENT_SPECS if ":" in s)
+    if text.lower() in names:
+        if text.lower() == "pretrained" and not PRETRAINED_PATH.is_file():
+            raise ValueError(f"bad value for config key {key}: agent spec {spec!r} needs "
+                             f"{PRETRAINED_PATH}, which does not exist")
+        return
+    prefix = next((p for p in prefixes if text.lower().startswith(p)), None)
+    if prefix is None:
+        raise ValueError(f"bad value for config key {key}: unknown agent spec {spec!r} "
+                         f"(accepted: {accepted})")
+    path = text[len(prefix) :]
+    if not path:
+        raise ValueError(f"bad value for config key {key}: agent spec {spec!r} lacks its "
+                         f"path (e.g. {prefix}runs/quick/agent_best.pt)")
+    if not Path(path).is_file():
+        raise ValueError(f"bad value for config key {key}: agent spec {spec!r}: "
+                         f"checkpoint file {path!r} not found")
+
+
+def _check_agent_specs(cfg: dict[str, dict[str, Any]]) -> None:
+    for section, key in AGENT_SPEC_KEYS:
+        value = cfg[section][key]
+        if isinstance(value, list):
+            for i, spec in enumerate(value):
+                check_agent_spec(f"{section}.{key}[{i}]", spec)
+        elif not (section == "imitation" and value == "none"):
+            check_agent_spec(f"{section}.{key}", value)
 
 
 def defaults() -> dict[str, dict[str, Any]]:
@@ -165,6 +209,7 @@ def validate(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
         for key, value in keys.items():
             out[section][key] = _check(section, key, value)
     _cross_checks(out)
+    _check_agent_specs(out)
     return out
 
 

@@ -547,3 +547,35 @@ def test_card_logits_equal_the_feature_form() -> None:
     coef = torch.randn(64, 2, model.card_features, generator=gen)
     reference = torch.bmm(coef, model._card_feats(x)).view(64, -1)
     torch.testing.assert_close(model._card_logits(coef, x), reference, rtol=1e-5, atol=1e-5)
+
+
+# --------------------------------------------------------------------------- agent specs
+
+
+def test_agent_specs_are_checked_when_the_config_loads(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"run\.eval_opponents\[1\].*'strnog'.*accepted"):
+        tiny_config(run={"eval_opponents": ["random", "strnog"]})
+    with pytest.raises(ValueError, match=r"run\.eval_opponents\[0\].*ckpt:.*not found"):
+        tiny_config(run={"eval_opponents": [f"ckpt:{tmp_path / 'missing.pt'}"]})
+    with pytest.raises(ValueError, match=r"run\.eval_opponents\[0\].*lacks its path"):
+        tiny_config(run={"eval_opponents": ["ckpt:"]})
+    with pytest.raises(ValueError, match=r"imitation\.teacher.*'grandmaster'"):
+        tiny_config(imitation={"teacher": "grandmaster"})
+    with pytest.raises(ValueError, match=r"run\.eval_opponents"):
+        load_config("quick", ["run.eval_opponents=['simple', 'nope']"])
+    path = save_agent(tmp_path / "a.pt", PolicyValueNet(hidden=[8]))
+    cfg = tiny_config(run={"eval_opponents": ["heuristic", f"ckpt:{path}"]},
+                      imitation={"teacher": f"ckpt:{path}", "steps": 10})
+    assert cfg["imitation"]["teacher"] == f"ckpt:{path}"
+
+
+def test_make_baseline_never_substitutes_the_random_agent(tmp_path: Path) -> None:
+    from agents.ppo import make_baseline
+
+    assert make_baseline("strong").name == "strong"
+    with pytest.raises(ValueError, match="unknown agent spec 'strnog'"):
+        make_baseline("strnog")
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"not a checkpoint")
+    with pytest.raises(CheckpointError, match=r"bad\.pt"):
+        make_baseline(f"ckpt:{bad}")
