@@ -26,7 +26,8 @@ from typing import Any
 
 import torch
 
-from agents.ppo import Trainer, evaluate_duplicate, make_baseline
+from agents.arena import duplicate_rates
+from agents.ppo import Trainer, make_baseline
 from agents.torch_agent import (
     TorchAgent,
     atomic_save,
@@ -108,14 +109,31 @@ class _Stop:
 
 def run_evaluation(trainer: Trainer, matches: int, opponents: list[str],
                    seed: int = 2024) -> dict[str, dict[str, float]]:
-    """The learner (greedy) against each baseline, in duplicate matches."""
+    """The learner (greedy) against each baseline, in duplicate matches.
+
+    Rates and their 95% intervals come from ``agents.arena.duplicate_rates``
+    (pair-clustered Wilson), the same evaluator as ``evaluate.py``, flattened
+    for the logs: ``win_rate``/``ci_low``/``ci_high`` for matches, and
+    ``column_*``/``hand_*`` likewise.
+    """
     agent = TorchAgent(trainer.model, greedy=True, device=trainer.device, name="learner")
     results = {}
     for spec in opponents:
         opp = make_baseline(spec, seed=seed, rules=trainer.rules)
-        results[spec] = evaluate_duplicate(agent, opp, matches, trainer.rules, seed=seed)
+        rates = duplicate_rates(agent, opp, matches, trainer.rules, seed=seed)
+        results[spec] = flatten_rates(rates)
     trainer.model.train()
     return results
+
+
+def flatten_rates(rates: dict[str, Any]) -> dict[str, float]:
+    """``duplicate_rates``' nested report as flat scalars (TensorBoard, eval.jsonl)."""
+    match, column, hand = rates["match"], rates["column"], rates["hand"]
+    return {"matches": float(rates["matches"]),
+            "win_rate": match["rate"], "ci_low": match["low"], "ci_high": match["high"],
+            "column_rate": column["rate"], "column_low": column["low"],
+            "column_high": column["high"],
+            "hand_rate": hand["rate"], "hand_low": hand["low"], "hand_high": hand["high"]}
 
 
 def eval_score(results: dict[str, dict[str, float]]) -> float:
@@ -130,14 +148,12 @@ def print_table(results: dict[str, dict[str, float]], title: str) -> None:
 
     table = Table(title=title)
     # Short headers and no wrapping: the table must fit an 80-column pipe or log.
-    for col in ("opponent", "matches", "win %", "95% interval", "columns %", "hands %",
-                "pts margin"):
+    for col in ("opponent", "matches", "win %", "95% interval", "columns %", "hands %"):
         table.add_column(col, justify="right", no_wrap=True)
     for spec, r in results.items():
         table.add_row(spec, f"{int(r['matches'])}", f"{100 * r['win_rate']:.1f}",
                       f"{100 * r['ci_low']:.1f}–{100 * r['ci_high']:.1f}",
-                      f"{100 * r['column_rate']:.1f}", f"{100 * r['hand_rate']:.1f}",
-                      f"{r['points_margin']:+.1f}")
+                      f"{100 * r['column_rate']:.1f}", f"{100 * r['hand_rate']:.1f}")
     Console().print(table)
 
 
@@ -183,7 +199,7 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     def evaluate(matches: int) -> dict[str, dict[str, float]]:
         res = run_evaluation(trainer, matches, list(run["eval_opponents"]))
         for spec, r in res.items():
-            for key in ("win_rate", "column_rate", "hand_rate", "points_margin"):
+            for key in ("win_rate", "ci_low", "ci_high", "column_rate", "hand_rate"):
                 writer.add_scalar(f"eval/{spec}_{key}", r[key], trainer.env_steps)
         with open(logdir / "eval.jsonl", "a") as f:
             f.write(json.dumps({"update": trainer.updates, "env_steps": trainer.env_steps,

@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 import torch
 
+from agents.arena import duplicate_rates
 from agents.model import PolicyValueNet, logp_entropy, sample_masked
-from agents.ppo import Trainer, evaluate_duplicate, stream_gae
+from agents.ppo import Trainer
 from agents.random_agent import RandomAgent
+from agents.rollout import RolloutBuffers, stream_gae
 from agents.torch_agent import (
     FORMAT,
     PRETRAINED_PATH,
@@ -223,7 +225,7 @@ def test_every_self_play_decision_is_trained_once() -> None:
 
 def test_points_shaping_matches_the_engine_points_reward() -> None:
     from agents import make_agent
-    from agents.ppo import _posted_points
+    from agents.rollout import posted_points
 
     player = make_agent("simple")  # knocks at once: many hands and some matches end
     a = VectorGame(128, seed=9, reward="points")
@@ -234,7 +236,7 @@ def test_points_shaping_matches_the_engine_points_reward() -> None:
         before = b.sheets.scores.sum(axis=2)
         ra, _ = a.step(acts)
         _, info = b.step(acts)
-        mine = _posted_points(b, before, info, float(b.rules.target * b.rules.columns))
+        mine = posted_points(b, before, info, float(b.rules.target * b.rules.columns))
         np.testing.assert_allclose(mine, ra, atol=1e-6)
         seen += np.abs(ra).sum()
         ended += info["match_over"].sum()
@@ -407,8 +409,8 @@ def test_pretrained_agent_loads_and_beats_random() -> None:
 
     assert PRETRAINED_PATH.stat().st_size <= 5 * 1024 * 1024
     agent = make_agent("pretrained")
-    res = evaluate_duplicate(agent, RandomAgent(0), 20, seed=1)
-    assert res["win_rate"] >= 0.9
+    res = duplicate_rates(agent, RandomAgent(0), 20, seed=1)
+    assert res["match"]["rate"] >= 0.9
 
 
 # --------------------------------------------------------------------------- config
@@ -518,8 +520,9 @@ def test_imitation_phase_plays_and_learns_the_teachers_moves() -> None:
     trainer = Trainer(cfg)
     sched = trainer.schedule()
     assert sched["imitate"] == 1.0
-    batch = trainer.collect(trainer.assign_opponents(), trainer._bufs[0], sched)
-    bufs, idx = batch["bufs"], batch["idx"]
+    batch = trainer.collect(trainer.assign_opponents(), RolloutBuffers(4096, trainer.model.in_dim),
+                            sched)
+    bufs, idx = batch.buffers, batch.rows
     assert idx.numel() > 50
     obs = bufs.obs[idx, :OBS_DIM].numpy()
     mask = bufs.mask[idx].numpy()
