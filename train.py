@@ -22,21 +22,19 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
+if TYPE_CHECKING:
+    from agents.ppo import Trainer
 
-from agents.arena import duplicate_rates
-from agents.ppo import Trainer, make_baseline
-from agents.torch_agent import (
-    TorchAgent,
-    atomic_save,
-    load_checkpoint,
-    save_agent,
-)
-from agents.train_config import load_config, parse_override, to_toml, validate
+# torch and the trainer are imported inside the functions that need them: the import
+# takes seconds, and a Ctrl-C during it must end with one line, not a traceback.
 
 ROOT = Path(__file__).resolve().parent
+#: Settings a resumed run cannot change: they fix the network, the games' state and
+#: the rules the checkpoint was trained for.
+FIXED_ON_RESUME = (("env", "rules"), ("env", "num_games"), ("model", "hidden"),
+                   ("model", "card_head"), ("model", "features"), ("model", "knock_gate"))
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -58,6 +56,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def resolve_config(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The run's config and, with ``--resume``, the checkpoint it continues."""
+    from agents.torch_agent import CheckpointError, load_checkpoint
+    from agents.train_config import load_config, parse_override, validate
+
     overrides = list(args.overrides)
     for flag, key in ((args.device, "run.device"), (args.seed, "run.seed"),
                       (args.total_steps, "run.total_steps"), (args.threads, "run.threads")):
@@ -66,27 +67,63 @@ def resolve_config(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, 
     ckpt = None
     if args.resume:
         ckpt = load_checkpoint(args.resume)
-        if "trainer" not in ckpt:
-            raise ValueError(f"{args.resume}: holds only a model, not a training state; "
-                             "resume from <logdir>/checkpoints/latest.pt")
+        if not isinstance(ckpt.get("trainer"), dict):
+            raise CheckpointError(f"{args.resume}: holds only a model, not a training state; "
+                                  "resume from <logdir>/checkpoints/latest.pt")
+        saved = ckpt.get("config")
+        if not isinstance(saved, dict) or not all(isinstance(v, dict) for v in saved.values()):
+            raise CheckpointError(f"{args.resume}: its saved training config is not a table "
+                                  "of sections")
         if args.config:
             cfg = load_config(args.config, overrides)
         else:
-            raw = {s: dict(v) for s, v in ckpt["config"].items()}
+            raw = {s: dict(v) for s, v in saved.items()}
             for item in overrides:
                 section, key, value = parse_override(item)
                 raw.setdefault(section, {})[key] = value
             cfg = validate(raw)
+        check_resume_config(saved, cfg, args.resume)
     else:
         cfg = load_config(args.config or "quick", overrides)
     return cfg, ckpt
 
 
+def check_resume_config(saved: dict[str, Any], cfg: dict[str, Any], path: str) -> None:
+    """Refuse to resume with a setting in :data:`FIXED_ON_RESUME` changed, naming it."""
+    for section, key in FIXED_ON_RESUME:
+        before = saved.get(section, {}).get(key)
+        now = cfg[section][key]
+        if before is not None and before != now:
+            raise ValueError(f"cannot resume {path} with {section}.{key} = {json.dumps(now)}: "
+                             f"it was trained with {section}.{key} = {json.dumps(before)}, "
+                             "and that setting cannot change within a run")
+
+
+def remove_orphan_temporaries(logdir: Path) -> list[Path]:
+    """Delete the temporary files of checkpoint writes a killed run left behind
+    (``.latest.pt.*.tmp``, several MB each).  Call only while holding the run's lock."""
+    removed = []
+    for folder in (logdir, logdir / "checkpoints", logdir / "agents"):
+        for tmp in sorted(folder.glob(".*.pt.*.tmp")) if folder.is_dir() else []:
+            tmp.unlink(missing_ok=True)
+            removed.append(tmp)
+    return removed
+
+
+class RunLocked(ValueError):
+    """Another training run holds the log directory."""
+
+
 class _Stop:
-    """Ctrl-C / SIGTERM: finish the current update, save, exit."""
+    """Ctrl-C / SIGTERM, or the output pipe closing: finish the current update, save, exit.
+
+    ``exit_code`` follows the shell's convention for the signal that stopped the run
+    (130 for Ctrl-C, 143 for SIGTERM, 141 for a closed pipe).
+    """
 
     def __init__(self) -> None:
         self.requested = False
+        self.exit_code = 0
         self._old: dict[int, Any] = {}
 
     def __enter__(self) -> _Stop:
@@ -97,14 +134,26 @@ class _Stop:
                 pass
         return self
 
+    def request(self, exit_code: int) -> None:
+        self.requested = True
+        self.exit_code = self.exit_code or exit_code
+
     def _handler(self, signum: int, frame: Any) -> None:
         if self.requested:  # second signal: give up at once
             raise KeyboardInterrupt
-        self.requested = True
+        self.request(128 + signum)
 
     def __exit__(self, *exc: Any) -> None:
         for sig, old in self._old.items():
             signal.signal(sig, old)
+
+
+def _stdout_closed() -> None:
+    """After a ``BrokenPipeError`` (``train.py ... | head``): send further output nowhere,
+    so neither later prints nor the interpreter's final flush raise again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def run_evaluation(trainer: Trainer, matches: int, opponents: list[str],
@@ -116,6 +165,10 @@ def run_evaluation(trainer: Trainer, matches: int, opponents: list[str],
     for the logs: ``win_rate``/``ci_low``/``ci_high`` for matches, and
     ``column_*``/``hand_*`` likewise.
     """
+    from agents.arena import duplicate_rates
+    from agents.ppo import make_baseline
+    from agents.torch_agent import TorchAgent
+
     agent = TorchAgent(trainer.model, greedy=True, device=trainer.device, name="learner")
     results = {}
     for spec in opponents:
@@ -158,12 +211,14 @@ def print_table(results: dict[str, dict[str, float]], title: str) -> None:
 
 
 def train(args: argparse.Namespace) -> dict[str, Any]:
+    """One training run (or the continuation of one); returns what it did.
+
+    The log directory is locked (``filelock``) for the whole run, so a second
+    run into it is refused instead of mixing two runs' files.
+    """
+    from filelock import FileLock, Timeout
+
     cfg, ckpt = resolve_config(args)
-    run = cfg["run"]
-    if run["threads"]:
-        torch.set_num_threads(int(run["threads"]))
-    if run["device"].startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError(f"run.device is {run['device']!r} but CUDA is not available")
     name = Path(args.config).stem if args.config else "quick"
     if args.logdir:
         logdir = Path(args.logdir)
@@ -171,17 +226,46 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
         logdir = Path(args.resume).resolve().parent.parent
     else:
         logdir = Path("runs") / name
+    logdir.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(logdir / ".train.lock"))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise RunLocked(f"another training run is using {logdir} (it holds "
+                        f"{logdir / '.train.lock'}); wait for it to end or choose another "
+                        "--logdir") from None
+    try:
+        return _train_locked(args, cfg, ckpt, logdir)
+    finally:
+        lock.release()
+
+
+def _train_locked(args: argparse.Namespace, cfg: dict[str, Any], ckpt: dict[str, Any] | None,
+                  logdir: Path) -> dict[str, Any]:
+    import torch
+
+    from agents.ppo import Trainer, TrainingDivergedError
+    from agents.torch_agent import atomic_save, save_agent
+    from agents.train_config import to_toml
+
+    run = cfg["run"]
     latest = logdir / "checkpoints" / "latest.pt"
     if ckpt is None and latest.exists():
         raise ValueError(f"{logdir} already holds a run; continue it with --resume {latest} "
                          "or choose another --logdir")
-    logdir.mkdir(parents=True, exist_ok=True)
+    removed = remove_orphan_temporaries(logdir)
+    if removed:
+        print(f"removed {len(removed)} temporary file(s) left by an interrupted run in {logdir}")
+    if run["threads"]:
+        torch.set_num_threads(int(run["threads"]))
+    if run["device"].startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"run.device is {run['device']!r} but CUDA is not available")
     (logdir / "config.toml").write_text(to_toml(cfg))
 
     trainer = Trainer(cfg)
     best = {"score": -1.0, "update": -1}
     if ckpt is not None:
-        trainer.load_trainer_state(ckpt)
+        trainer.load_trainer_state(ckpt, args.resume)
         best = dict(ckpt.get("meta", {}).get("best", best))
 
     from torch.utils.tensorboard import SummaryWriter
@@ -235,8 +319,17 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     start_steps, start_time = trainer.env_steps, time.perf_counter()
     eval_every = int(run["eval_every"])
     last_eval: dict[str, dict[str, float]] = {}
+
+    def say(text: str) -> None:
+        try:
+            print(text, flush=True)
+        except BrokenPipeError:
+            _stdout_closed()
+            stop.request(128 + signal.SIGPIPE)
+
+    stop = _Stop()
     try:
-        with _Stop() as stop:
+        with stop:
             while trainer.env_steps < total and not stop.requested:
                 out = trainer.update()
                 step = trainer.env_steps
@@ -260,17 +353,23 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
                 elif time.perf_counter() - last_line > 30 or step >= total:
                     last_line = time.perf_counter()
                     eta = (total - step) / max(rate, 1e-9)
-                    print(f"update {trainer.updates}  {step:,}/{total:,} steps  {summary}  "
-                          f"ETA {eta / 60:.1f} min", flush=True)
+                    say(f"update {trainer.updates}  {step:,}/{total:,} steps  {summary}  "
+                        f"ETA {eta / 60:.1f} min")
             save("stopped" if stop.requested else "finished")
+    except TrainingDivergedError as exc:
+        kept = (f"the last good checkpoint, {latest}, was kept" if latest.exists()
+                else "no checkpoint had been written yet")
+        raise TrainingDivergedError(f"{exc}; nothing was saved from this update, {kept}") from exc
     finally:
         if progress is not None:
             progress.stop()
     writer.flush()
     result: dict[str, Any] = {"logdir": str(logdir), "updates": trainer.updates,
-                              "env_steps": trainer.env_steps, "stopped": stop.requested}
+                              "env_steps": trainer.env_steps, "stopped": stop.requested,
+                              "exit_code": stop.exit_code}
     if stop.requested:
-        print(f"stopped; resume with: python train.py --resume {latest}")
+        print(f"stopped after update {trainer.updates}; resume with: "
+              f"python train.py --resume {latest}", file=sys.stderr)
         writer.close()
         return result
     meta = {"updates": trainer.updates, "env_steps": trainer.env_steps}
@@ -291,13 +390,28 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    """Exit codes: 0 done, 1 training diverged, 2 a bad config, checkpoint or log
+    directory, 130 / 143 stopped by Ctrl-C / SIGTERM (resumable), 141 output closed."""
     try:
-        train(args)
-    except (ValueError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+        args = parse_args(argv)
+        from agents.ppo import TrainingDivergedError
+
+        try:
+            result = train(args)
+        except TrainingDivergedError as exc:
+            print(f"error: training diverged: {exc}", file=sys.stderr)
+            return 1
+        except (ValueError, FileNotFoundError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        return int(result.get("exit_code", 0))
+    except KeyboardInterrupt:
+        print("train.py: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        _stdout_closed()
+        print("train.py: output closed (broken pipe)", file=sys.stderr)
+        return 128 + signal.SIGPIPE
 
 
 if __name__ == "__main__":

@@ -51,6 +51,38 @@ OPPONENT_CARDS_SCALE = 10.0
 CARD_VALUE_SCALE = 10.0
 
 
+#: Bounds on the network's size, checked before anything is allocated: an
+#: architecture read from a file (a checkpoint's ``arch``) must not be able to ask
+#: for gigabytes.
+MAX_HIDDEN_LAYERS = 4
+HIDDEN_WIDTH_RANGE = (8, 4096)
+MAX_IO_DIM = 4096
+
+
+def check_arch(obs_dim: object, num_actions: object, hidden: object, card_head: object,
+               features: object, knock_gate: object) -> None:
+    """Raise ``ValueError`` unless these make a network within the stated bounds."""
+    def is_int(x: object) -> bool:
+        return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+    lo, hi = HIDDEN_WIDTH_RANGE
+    for name, value in (("obs_dim", obs_dim), ("num_actions", num_actions)):
+        if not is_int(value) or not 1 <= int(value) <= MAX_IO_DIM:
+            raise ValueError(f"network {name} must be an integer in 1..{MAX_IO_DIM}, "
+                             f"got {value!r}")
+    if (isinstance(hidden, (str, bytes)) or not isinstance(hidden, Sequence)
+            or not 1 <= len(hidden) <= MAX_HIDDEN_LAYERS
+            or not all(is_int(h) and lo <= int(h) <= hi for h in hidden)):
+        shown = hidden if not isinstance(hidden, Sequence) or len(hidden) <= 8 else "[...]"
+        raise ValueError(f"network hidden sizes must be a list of 1..{MAX_HIDDEN_LAYERS} "
+                         f"layer widths in {lo}..{hi}, got {shown!r}")
+    for name, value in (("card_head", card_head), ("knock_gate", knock_gate)):
+        if not isinstance(value, bool):
+            raise ValueError(f"network {name} must be true or false, got {value!r}")
+    if features not in FEATURE_SETS:
+        raise ValueError(f"unknown feature set {features!r} (known: {FEATURE_SETS})")
+
+
 def extra_dim(features: str) -> int:
     if features not in FEATURE_SETS:
         raise ValueError(f"unknown feature set {features!r} (known: {FEATURE_SETS})")
@@ -142,6 +174,7 @@ class PolicyValueNet(nn.Module):
         features: str = "draw",
         knock_gate: bool = False,
     ) -> None:
+        check_arch(obs_dim, num_actions, hidden, card_head, features, knock_gate)
         super().__init__()
         self.obs_dim = int(obs_dim)
         self.num_actions = int(num_actions)
@@ -188,6 +221,15 @@ class PolicyValueNet(nn.Module):
 
     @classmethod
     def from_arch(cls, arch: dict) -> PolicyValueNet:
+        """The network :meth:`arch` describes; ``ValueError`` for an unknown key or a size
+        out of bounds (checked before any weight is allocated)."""
+        if not isinstance(arch, dict):
+            raise ValueError(f"a network architecture must be a table, got {type(arch).__name__}")
+        known = {"obs_dim", "num_actions", "hidden", "card_head", "features", "knock_gate"}
+        unknown = sorted(set(map(str, arch)) - known)
+        if unknown:
+            raise ValueError(f"unknown network architecture keys {unknown} "
+                             f"(known: {sorted(known)})")
         return cls(**arch)
 
     def featurize(self, obs: np.ndarray) -> np.ndarray:
@@ -358,8 +400,11 @@ def knock_entropy(logp_all: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 __all__ = [
     "FEATURE_SETS",
     "GATE_BOUND",
+    "HIDDEN_WIDTH_RANGE",
     "MASKED_LOGIT",
+    "MAX_HIDDEN_LAYERS",
     "PolicyValueNet",
+    "check_arch",
     "draw_features",
     "knock_entropy",
     "knock_features",

@@ -20,8 +20,10 @@ knock timing before it can learn anything about the opponent.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,10 +36,21 @@ from hgin_env.observation import OBS_DIM
 from hgin_env.rules import load_rules
 
 from .model import PolicyValueNet, logp_entropy, masked_logits, sample_masked
-from .rollout import OpponentAssignment, Rollout, RolloutBuffers, RolloutCollector
-from .torch_agent import make_checkpoint, pack_array, unpack_array
+from .rollout import (
+    OpponentAssignment,
+    Rollout,
+    RolloutBuffers,
+    RolloutCollector,
+    empty_pending,
+)
+from .torch_agent import CheckpointError, make_checkpoint, pack_array, unpack_array
 
 KINDS = ("self_play", "pool", "random", "simple", "strong")
+
+
+class TrainingDivergedError(RuntimeError):
+    """A loss, gradient or parameter became NaN or infinite.  The run must stop before
+    anything is saved: the last checkpoint on disk is then the last good one."""
 HEURISTICS = ("random", "simple", "strong")
 
 
@@ -244,6 +257,14 @@ class Trainer:
         return self.collector.collect(assign, bufs, sched, teacher)
 
     # ------------------------------------------------------------------ learning
+    def non_finite_parameters(self) -> list[str]:
+        """Names of the network's parameters holding a NaN or an infinity."""
+        names = [name for name, _ in self.model.named_parameters()]
+        flags = torch.stack([torch.isfinite(p).all() for p in self.model.parameters()])
+        if bool(flags.all()):
+            return []
+        return [n for n, ok in zip(names, flags.tolist(), strict=True) if not ok]
+
     def learn(self, batch: Rollout) -> dict[str, float]:
         """PPO epochs over one rollout (cross-entropy on the teacher's moves while imitating)."""
         ppo = self.cfg["ppo"]
@@ -298,10 +319,22 @@ class Trainer:
                                     ratio.clamp(1 - clip, 1 + clip) * adv_b).mean()
                     loss = (pg + ppo["vf_coef"] * vloss - sched["ent_coef"] * entropy
                             - sched["knock_ent_coef"] * knock_ent)
+                where = (f"update {self.updates + 1}, epoch {_epoch + 1}, minibatch "
+                         f"{count + 1}, learning rate {sched['lr']:g}")
+                if not bool(torch.isfinite(loss)):
+                    raise TrainingDivergedError(f"the loss is {float(loss)} at {where}")
                 self.opt.zero_grad(set_to_none=True)
                 loss.backward()
                 gnorm = nn.utils.clip_grad_norm_(model.parameters(), ppo["max_grad_norm"])
+                if not bool(torch.isfinite(gnorm)):
+                    raise TrainingDivergedError(f"the gradient norm is {float(gnorm)} at {where}")
                 self.opt.step()
+                bad = self.non_finite_parameters()
+                if bad:
+                    raise TrainingDivergedError(
+                        f"parameters {', '.join(bad)} are not finite after the optimiser step "
+                        f"at {where} (a learning rate too large, or a corrupted optimiser "
+                        "state)")
                 with torch.no_grad():
                     kl = ((ratio - 1) - log_ratio).mean()
                     clipfrac = ((ratio - 1).abs() > clip).float().mean()
@@ -441,36 +474,77 @@ class Trainer:
             "game": {k: pack_array(v) for k, v in ahead["game"].items()},
             "pending": {k: pack_array(v) for k, v in ahead["pending"].items()},
             "pool": [{"update": u, "model": s} for u, s in self.pool],
+            "rules": dataclasses.asdict(self.rules),
         }
 
     def checkpoint(self, meta: dict | None = None) -> dict[str, Any]:
+        """The full training checkpoint; refuses (``TrainingDivergedError``) to package a
+        network with non-finite parameters, so a bad one never replaces a good file."""
+        bad = self.non_finite_parameters()
+        if bad:
+            raise TrainingDivergedError(f"parameters {', '.join(bad)} are not finite; "
+                                        "not writing a checkpoint")
         info = {"updates": self.updates, "env_steps": self.env_steps}
         info.update(meta or {})
         return make_checkpoint(self.model, self.cfg, info, self.trainer_state())
 
-    def load_trainer_state(self, ckpt: dict[str, Any]) -> None:
-        if "trainer" not in ckpt:
-            raise ValueError("this checkpoint holds only a model (no trainer state); "
-                             "--resume needs a training checkpoint (checkpoints/latest.pt)")
-        st = ckpt["trainer"]
+    def load_trainer_state(self, ckpt: dict[str, Any], path: str | Path = "checkpoint") -> None:
+        """Continue from a training checkpoint (:func:`torch_agent.load_checkpoint` output).
+
+        Everything read from it is checked against this trainer before use;
+        any problem is a :class:`CheckpointError` naming ``path``.
+        """
+        if not isinstance(ckpt.get("trainer"), dict):
+            raise CheckpointError(f"{path}: holds only a model (no trainer state); --resume "
+                                  "needs a training checkpoint (<logdir>/checkpoints/latest.pt)")
         try:
-            self.model.load_state_dict(ckpt["model"])
+            self._load_trainer_state(ckpt["trainer"], ckpt["model"], path)
+        except CheckpointError:
+            raise
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError,
+                RuntimeError) as exc:
+            raise CheckpointError(f"{path}: cannot resume from it: "
+                                  f"{type(exc).__name__}: {exc}") from exc
+
+    def _load_trainer_state(self, st: dict[str, Any], model: dict[str, Any],
+                            path: str | Path) -> None:
+        self._check_rules(st.get("rules"), path)
+        game = {k: unpack_array(v) for k, v in st["game"].items()}
+        if game["hands"].shape[0] != self.num_games:
+            raise CheckpointError(f"{path}: the checkpoint has {game['hands'].shape[0]} games; "
+                                  f"env.num_games is {self.num_games}")
+        columns = game["sheet_scores"].shape[-1]
+        if columns != self.rules.columns:
+            raise CheckpointError(f"{path}: the checkpoint's games have {columns} score "
+                                  f"columns; this run's rules ({self.cfg['env']['rules']!r}) "
+                                  f"have columns = {self.rules.columns}")
+        pending = {k: unpack_array(v) for k, v in st["pending"].items()}
+        for key, want in empty_pending(self.num_games, self.model.in_dim).items():
+            got = pending.get(key)
+            if got is None or got.shape != want.shape or got.dtype != want.dtype:
+                shown = None if got is None else f"{got.dtype}{list(got.shape)}"
+                raise CheckpointError(f"{path}: pending decisions {key!r} are {shown}, expected "
+                                      f"{want.dtype}{list(want.shape)}")
+        shapes = {k: tuple(v.shape) for k, v in self.model.state_dict().items()}
+        for i, entry in enumerate(st["pool"]):
+            got = {k: tuple(v.shape) for k, v in entry["model"].items()}
+            if got != shapes:
+                raise CheckpointError(f"{path}: pool snapshot {i} does not fit this config's "
+                                      "model section")
+        try:
+            self.model.load_state_dict(model)
             self.actor.load_state_dict(st["actor"])
         except RuntimeError as exc:
-            raise ValueError(f"the checkpoint's network does not fit this config's model "
-                             f"section: {exc}") from exc
+            raise CheckpointError(f"{path}: the checkpoint's network does not fit this "
+                                  f"config's model section: {exc}") from exc
         self.opt.load_state_dict(st["optimizer"])
         self.learn_gen.set_state(st["learn_gen"])
         gen_state = st["torch_gen"]
         self.gen.set_state(gen_state.to(self.gen.device) if self.gen.device.type != "cpu"
                            else gen_state)
         self.rng.bit_generator.state = st["np_rng"]
-        game = {k: unpack_array(v) for k, v in st["game"].items()}
-        if game["hands"].shape[0] != self.num_games:
-            raise ValueError(f"the checkpoint has {game['hands'].shape[0]} games; "
-                             f"env.num_games is {self.num_games}")
-        self.game.load_state_dict(game)
-        self.collector.pending = {k: unpack_array(v) for k, v in st["pending"].items()}
+        self.game.load_state_dict(game)  # validates the game state (ValueError)
+        self.collector.pending = pending
         self.pool = [(int(p["update"]), p["model"]) for p in st["pool"]]
         self._pool_models = {}
         self.updates = int(st["updates"])
@@ -478,3 +552,21 @@ class Trainer:
         self._next = None
         self._ahead_state = None
         self._resume_steps = int(st["ahead_env_steps"])
+        bad = self.non_finite_parameters()
+        if bad:
+            raise CheckpointError(f"{path}: parameters {', '.join(bad)} are not finite")
+
+    def _check_rules(self, saved: Any, path: str | Path) -> None:
+        """The rules the checkpoint was trained with must be this run's (checkpoints
+        written before the rules were saved are checked by their column count only)."""
+        if saved is None:
+            return
+        now = dataclasses.asdict(self.rules)
+        if not isinstance(saved, dict):
+            raise CheckpointError(f"{path}: its saved rules are not a table")
+        diff = [k for k in sorted(set(now) | set(saved)) if saved.get(k) != now.get(k)]
+        if diff:
+            shown = ", ".join(f"{k} = {saved.get(k)!r} in the checkpoint but {now.get(k)!r} now"
+                              for k in diff)
+            raise CheckpointError(f"{path}: the run was trained with other rules than "
+                                  f"env.rules = {self.cfg['env']['rules']!r} gives: {shown}")

@@ -21,6 +21,7 @@ from agents.torch_agent import (
     CheckpointError,
     TorchAgent,
     atomic_save,
+    checksums,
     load_checkpoint,
     load_torch_agent,
     make_checkpoint,
@@ -372,6 +373,7 @@ def test_bad_checkpoints_give_clear_errors(tmp_path: Path, kind: str) -> None:
     else:
         bad = dict(good)
         bad["model"] = {k: v[..., :1] for k, v in good["model"].items()}
+        bad["checksums"] = checksums(bad)  # a consistent file whose weights do not fit
         torch.save(bad, path)
         match = "does not match"
     with pytest.raises(CheckpointError, match=match):
@@ -582,3 +584,205 @@ def test_make_baseline_never_substitutes_the_random_agent(tmp_path: Path) -> Non
     bad.write_bytes(b"not a checkpoint")
     with pytest.raises(CheckpointError, match=r"bad\.pt"):
         make_baseline(f"ckpt:{bad}")
+
+
+# --------------------------------------------------------------------------- reliability
+
+
+TINY_TOML = (
+    "[run]\nseed = 1\ntotal_steps = 256\nthreads = 1\ncheckpoint_every = 1\n"
+    "eval_every = 0\neval_matches = 2\nfinal_eval_matches = 0\n"
+    'eval_opponents = ["random"]\n'
+    "[env]\nnum_games = 16\nrollout_steps = 8\nrules = {rules}\n"
+    "[model]\nhidden = [16]\n[ppo]\nminibatch_size = 64\n"
+    "[opponents]\nsnapshot_every = 1\nsimple = 0.2\nstrong = 0.0\nblocks = 4\n"
+)
+
+
+def tiny_run(tmp_path: Path, rules: str = '"friendly"') -> tuple[Path, Path]:
+    """A finished two-update run: (its config file, its log directory)."""
+    import train
+
+    cfg_path = tmp_path / "tiny.toml"
+    cfg_path.write_text(TINY_TOML.format(rules=rules))
+    logdir = tmp_path / "run"
+    assert train.main(["--config", str(cfg_path), "--logdir", str(logdir),
+                       "--no-progress"]) == 0
+    return cfg_path, logdir
+
+
+def test_non_finite_values_stop_training_and_keep_the_last_checkpoint(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    import train
+
+    _, logdir = tiny_run(tmp_path)
+    latest = logdir / "checkpoints" / "latest.pt"
+    ckpt = load_checkpoint(latest)
+    # A consistent file (checksums recomputed) whose Adam state holds NaNs.
+    for state in ckpt["trainer"]["optimizer"]["state"].values():
+        state["exp_avg"].fill_(float("nan"))
+    ckpt["checksums"] = checksums(ckpt)
+    atomic_save(ckpt, latest)
+    before = latest.read_bytes()
+    capsys.readouterr()
+    code = train.main(["--resume", str(latest), "--total-steps", "512", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "training diverged" in err and "not finite" in err and "was kept" in err
+    assert latest.read_bytes() == before
+
+
+def test_divergence_is_caught_before_the_step() -> None:
+    from agents.ppo import TrainingDivergedError
+
+    trainer = Trainer(tiny_config(run={"pipeline": False}))
+    trainer.update()
+    for group in trainer.opt.param_groups:  # what ppo.lr = inf would do, past the config check
+        group["lr"] = float("inf")
+    trainer.cfg = {**trainer.cfg, "ppo": {**trainer.cfg["ppo"], "lr": float("inf")}}
+    with pytest.raises(TrainingDivergedError, match=r"not finite|loss is|gradient norm"):
+        trainer.update()
+    with pytest.raises(TrainingDivergedError, match="not writing a checkpoint"):
+        trainer.checkpoint()
+
+
+@pytest.mark.parametrize("override", ["ppo.lr=inf", "ppo.lr=nan", "run.seed=1e23",
+                                      "run.seed=-1", "env.num_games=1e9", "ppo.lr=5.0",
+                                      "imitation.lr=inf", "ppo.max_grad_norm=inf"])
+def test_absurd_config_values_are_rejected(override: str) -> None:
+    key = override.split("=")[0]
+    with pytest.raises(ValueError, match=rf"{key.replace('.', r'[.]')}.*accepted"):
+        load_config("quick", [override])
+
+
+def test_a_flipped_byte_is_a_checkpoint_error(tmp_path: Path) -> None:
+    model = PolicyValueNet(hidden=[24])
+    path = save_agent(tmp_path / "agent.pt", model)
+    raw = bytearray(path.read_bytes())
+    weights = model.state_dict()["trunk.0.weight"].numpy().tobytes()
+    at = bytes(raw).find(weights[:64])
+    assert at > 0
+    raw[at + 8 : at + 12] = b"\xff\x7f\x00\x01"
+    path.write_bytes(bytes(raw))
+    with pytest.raises(CheckpointError, match=r"agent\.pt.*checksum mismatch.*trunk\.0\.weight"):
+        load_checkpoint(path)
+
+
+def test_huge_architecture_fails_fast(tmp_path: Path) -> None:
+    import time
+
+    good = make_checkpoint(PolicyValueNet(hidden=[8]))
+    bad = {**good, "arch": {**good["arch"], "hidden": [1_000_000, 4096]}}
+    bad["checksums"] = checksums(bad)
+    path = tmp_path / "huge.pt"
+    torch.save(bad, path)
+    start = time.perf_counter()
+    with pytest.raises(CheckpointError, match=r"huge\.pt.*hidden sizes.*8\.\.4096"):
+        load_torch_agent(path)
+    assert time.perf_counter() - start < 2.0
+    with pytest.raises(ValueError, match="hidden sizes"):
+        PolicyValueNet(hidden=[8, 8, 8, 8, 8])
+
+
+def test_resume_errors_name_the_file_and_the_setting(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture) -> None:
+    import train
+
+    rules = tmp_path / "rules.toml"
+    rules.write_text('profile = "friendly"\ncolumns = 3\n')
+    cfg_path, logdir = tiny_run(tmp_path, rules=f'"{rules}"')
+    latest = logdir / "checkpoints" / "latest.pt"
+    resume = ["--resume", str(latest), "--total-steps", "512", "--no-progress"]
+    capsys.readouterr()
+    assert train.main([*resume, "--set", "model.hidden=[32]"]) == 2
+    assert "model.hidden" in capsys.readouterr().err
+    rules.write_text('profile = "friendly"\ncolumns = 1\n')  # the rules changed under the run
+    assert train.main(resume) == 2
+    err = capsys.readouterr().err
+    assert "latest.pt" in err and "columns = 3 in the checkpoint but 1 now" in err
+    rules.write_text('profile = "friendly"\ncolumns = 3\n')
+    # A game state the engine refuses (or cannot hold) is the checkpoint's fault.
+    ckpt = load_checkpoint(latest)
+    hands = ckpt["trainer"]["game"]["hands"]["data"]
+    ckpt["trainer"]["game"]["hands"]["data"] = torch.cat([hands, hands[:, :1]], dim=1)
+    ckpt["checksums"] = checksums(ckpt)
+    broken = tmp_path / "broken.pt"
+    atomic_save(ckpt, broken)
+    trainer = Trainer(load_config(cfg_path))
+    with pytest.raises(CheckpointError, match=r"broken\.pt"):
+        trainer.load_trainer_state(load_checkpoint(broken), broken)
+
+
+def test_a_second_run_into_a_locked_logdir_is_refused(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture) -> None:
+    from filelock import FileLock
+
+    import train
+
+    cfg_path = tmp_path / "tiny.toml"
+    cfg_path.write_text(TINY_TOML.format(rules='"friendly"'))
+    logdir = tmp_path / "run"
+    logdir.mkdir()
+    with FileLock(str(logdir / ".train.lock")):
+        assert train.main(["--config", str(cfg_path), "--logdir", str(logdir),
+                           "--no-progress"]) == 2
+    assert "another training run is using" in capsys.readouterr().err
+    assert not (logdir / "config.toml").exists()
+
+
+def test_orphan_temporaries_are_removed_on_the_next_start(tmp_path: Path) -> None:
+    import train
+
+    _, logdir = tiny_run(tmp_path)
+    orphan = logdir / "checkpoints" / ".latest.pt.x1y2.tmp"
+    orphan.write_bytes(b"\0" * 1000)
+    assert train.main(["--resume", str(logdir / "checkpoints" / "latest.pt"),
+                       "--total-steps", "384", "--no-progress"]) == 0
+    assert not orphan.exists()
+
+
+def test_eval_matches_zero_needs_eval_every_zero() -> None:
+    with pytest.raises(ValueError, match=r"run\.eval_matches.*run\.eval_every"):
+        tiny_config(run={"eval_every": 2, "eval_matches": 0})
+    assert tiny_config(run={"eval_every": 0, "eval_matches": 0})["run"]["eval_matches"] == 0
+
+
+def _train_process(tmp_path: Path, *extra: str, stdout=None):
+    import subprocess
+    import sys
+
+    cfg_path = tmp_path / "slow.toml"
+    cfg_path.write_text(TINY_TOML.format(rules='"friendly"').replace(
+        "total_steps = 256", "total_steps = 1000000"))
+    return subprocess.Popen(
+        [sys.executable, str(ROOT / "train.py"), "--config", str(cfg_path), "--logdir",
+         str(tmp_path / "proc"), "--no-progress", *extra],
+        cwd=ROOT, stdout=stdout, stderr=subprocess.PIPE, text=True,
+        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+
+
+def test_ctrl_c_during_startup_is_one_line(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    proc = _train_process(tmp_path)
+    time.sleep(0.3)  # still importing torch
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert "Traceback" not in err and err.strip().count("\n") == 0, err
+
+
+def test_piping_into_head_is_one_line(tmp_path: Path) -> None:
+    import subprocess
+
+    proc = _train_process(tmp_path, stdout=subprocess.PIPE)
+    assert proc.stdout is not None
+    first = proc.stdout.readline()
+    assert first.startswith("update 1")
+    proc.stdout.close()  # what `head -1` does after its line
+    err = proc.stderr.read()
+    proc.wait(timeout=120)
+    assert proc.returncode == 141
+    assert "Traceback" not in err, err
+    assert (tmp_path / "proc" / "checkpoints" / "latest.pt").exists()
