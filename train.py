@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import signal
 import sys
@@ -37,6 +38,21 @@ FIXED_ON_RESUME = (("env", "rules"), ("env", "num_games"), ("model", "hidden"),
                    ("model", "card_head"), ("model", "features"), ("model", "knock_gate"))
 
 
+def _integer(text: str) -> int:
+    """An integer flag value; integral floats such as ``1e5`` are accepted."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or not value.is_integer():
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer (e.g. 100000 or 1e5)")
+    return int(value)
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -44,9 +60,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--logdir", help="output folder (default: runs/<config name>)")
     p.add_argument("--resume", help="a training checkpoint (checkpoints/latest.pt) to continue")
     p.add_argument("--device", help="cpu, cuda or cuda:N (overrides run.device)")
-    p.add_argument("--seed", type=int, help="overrides run.seed")
-    p.add_argument("--total-steps", type=int, help="overrides run.total_steps")
-    p.add_argument("--threads", type=int, help="torch CPU threads (overrides run.threads)")
+    p.add_argument("--seed", type=_integer, help="overrides run.seed")
+    p.add_argument("--total-steps", type=_integer,
+                   help="overrides run.total_steps (the run ends at the last whole update "
+                        "within it)")
+    p.add_argument("--threads", type=_integer, help="torch CPU threads (overrides run.threads)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config key, e.g. --set ppo.lr=1e-4 (repeatable)")
     p.add_argument("--no-progress", action="store_true", help="plain log lines, no progress bar")
@@ -146,6 +164,26 @@ class _Stop:
     def __exit__(self, *exc: Any) -> None:
         for sig, old in self._old.items():
             signal.signal(sig, old)
+
+
+def status_line(out: dict[str, float], rate: float, last_eval: dict[str, dict[str, float]],
+                eval_update: int) -> str:
+    """The progress line's middle: what phase the run is in, its speed, its entropy and the
+    latest evaluation, each labelled (the imitation figure is the share of the teacher's
+    moves the network predicts, not progress)."""
+    parts = []
+    if "imitation/accuracy" in out:
+        parts.append(f"imitation (teacher-move accuracy {100 * out['imitation/accuracy']:.0f}%)")
+    parts.append(f"{rate / 1000:.1f}k steps/s")
+    parts.append(f"entropy {out.get('loss/entropy', 0):.2f}")
+    if last_eval:
+        rates = ", ".join(f"{k} {100 * v['win_rate']:.0f}%" for k, v in last_eval.items())
+        parts.append(f"eval at update {eval_update}: match wins vs {rates}")
+    return "  ".join(parts)
+
+
+def _minutes(seconds: float) -> str:
+    return f"{max(seconds, 0.0) / 60:.1f} min"
 
 
 def _stdout_closed() -> None:
@@ -277,7 +315,7 @@ def _train_locked(args: argparse.Namespace, cfg: dict[str, Any], ckpt: dict[str,
     total = int(run["total_steps"])
 
     def save(reason: str) -> None:
-        meta = {"best": best, "reason": reason, "time": time.time()}
+        meta = {"best": best, "reason": reason, "time": time.time(), "elapsed_s": elapsed_s()}
         atomic_save(trainer.checkpoint(meta), latest)
 
     def evaluate(matches: int) -> dict[str, dict[str, float]]:
@@ -297,28 +335,38 @@ def _train_locked(args: argparse.Namespace, cfg: dict[str, Any], ckpt: dict[str,
             save_agent(logdir / "agent_best.pt", trainer.model, cfg, meta)
         return res
 
+    per_update = trainer.num_games * trainer.steps
+    end = total // per_update * per_update  # the last whole update within the budget
+    if end != total:
+        print(f"note: run.total_steps = {total:,} is not a multiple of env.num_games x "
+              f"env.rollout_steps = {per_update:,}; the run ends at {end:,} steps")
+    elapsed_before = float(ckpt.get("meta", {}).get("elapsed_s", 0.0)) if ckpt else 0.0
     show_bar = not args.no_progress and sys.stdout.isatty()
     progress = None
     task = None
     if show_bar:
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+        from rich.table import Column
 
-        progress = Progress(TextColumn("[bold]train"), BarColumn(), MofNCompleteColumn(),
-                            TextColumn("steps"), TextColumn("{task.fields[info]}"),
-                            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
+        # The labelled figures are longer than a terminal line: they wrap under the bar.
+        progress = Progress(TextColumn("[bold]train"), BarColumn(bar_width=20),
+                            MofNCompleteColumn(),
+                            TextColumn("steps  elapsed {task.fields[elapsed]}  ETA "
+                                       "{task.fields[eta]}  {task.fields[info]}",
+                                       table_column=Column(ratio=1, overflow="fold")),
+                            expand=True)
         progress.start()
-        task = progress.add_task("train", total=total, completed=trainer.env_steps, info="")
+        task = progress.add_task("train", total=end, completed=trainer.env_steps, info="",
+                                 elapsed=_minutes(elapsed_before), eta="?")
     last_line = 0.0
     start_steps, start_time = trainer.env_steps, time.perf_counter()
     eval_every = int(run["eval_every"])
     last_eval: dict[str, dict[str, float]] = {}
+    eval_update = 0
+
+    def elapsed_s() -> float:
+        """Training time of the whole run, across resumes."""
+        return elapsed_before + time.perf_counter() - start_time
 
     def say(text: str) -> None:
         try:
@@ -330,31 +378,28 @@ def _train_locked(args: argparse.Namespace, cfg: dict[str, Any], ckpt: dict[str,
     stop = _Stop()
     try:
         with stop:
-            while trainer.env_steps < total and not stop.requested:
+            while trainer.env_steps + per_update <= end and not stop.requested:
                 out = trainer.update()
                 step = trainer.env_steps
                 for key, value in out.items():
                     writer.add_scalar(key, value, step)
-                elapsed = time.perf_counter() - start_time
-                rate = (step - start_steps) / max(elapsed, 1e-9)
+                session = time.perf_counter() - start_time
+                rate = (step - start_steps) / max(session, 1e-9)
                 writer.add_scalar("perf/avg_steps_per_s", rate, step)
                 if eval_every and trainer.updates % eval_every == 0:
                     last_eval = evaluate(int(run["eval_matches"]))
+                    eval_update = trainer.updates
                 if trainer.updates % int(run["checkpoint_every"]) == 0:
                     save("interval")
-                phase = (f"imitating {100 * out['imitation/accuracy']:.0f}%  "
-                         if "imitation/accuracy" in out else "")
-                summary = (f"{phase}{rate / 1000:.1f}k steps/s  "
-                           f"ent {out.get('loss/entropy', 0):.2f}"
-                           + "".join(f"  {k} {100 * v['win_rate']:.0f}%"
-                                     for k, v in last_eval.items()))
+                summary = status_line(out, rate, last_eval, eval_update)
+                eta = _minutes((end - step) / max(rate, 1e-9))
                 if progress is not None:
-                    progress.update(task, completed=min(step, total), info=summary)
-                elif time.perf_counter() - last_line > 30 or step >= total:
+                    progress.update(task, completed=min(step, end), info=summary,
+                                    elapsed=_minutes(elapsed_s()), eta=eta)
+                elif time.perf_counter() - last_line > 30 or step >= end:
                     last_line = time.perf_counter()
-                    eta = (total - step) / max(rate, 1e-9)
-                    say(f"update {trainer.updates}  {step:,}/{total:,} steps  {summary}  "
-                        f"ETA {eta / 60:.1f} min")
+                    say(f"update {trainer.updates}  {step:,}/{end:,} steps  {summary}  "
+                        f"elapsed {_minutes(elapsed_s())}  ETA {eta}")
             save("stopped" if stop.requested else "finished")
     except TrainingDivergedError as exc:
         kept = (f"the last good checkpoint, {latest}, was kept" if latest.exists()

@@ -261,7 +261,12 @@ def _cross_checks(cfg: dict[str, dict[str, Any]]) -> None:
             raise ValueError(f"bad values for config keys opponents.*{suffix}: the weights "
                              f"({', '.join(OPPONENT_KINDS)}) are all zero; accepted: "
                              "non-negative weights, at least one of them positive")
-    run = cfg["run"]
+    run, env = cfg["run"], cfg["env"]
+    per_update = env["num_games"] * env["rollout_steps"]
+    if run["total_steps"] < per_update:
+        raise ValueError(f"bad value for config key run.total_steps: {run['total_steps']} is "
+                         f"less than one update (env.num_games x env.rollout_steps = "
+                         f"{per_update}); accepted: at least {per_update} steps")
     for key in ("eval_matches", "final_eval_matches"):
         if run[key] % 2:
             raise _bad("run", key, run[key], SCHEMA["run"][key][3], "odd")

@@ -753,7 +753,7 @@ def _train_process(tmp_path: Path, *extra: str, stdout=None):
 
     cfg_path = tmp_path / "slow.toml"
     cfg_path.write_text(TINY_TOML.format(rules='"friendly"').replace(
-        "total_steps = 256", "total_steps = 1000000"))
+        "total_steps = 256", "total_steps = 1024000"))
     return subprocess.Popen(
         [sys.executable, str(ROOT / "train.py"), "--config", str(cfg_path), "--logdir",
          str(tmp_path / "proc"), "--no-progress", *extra],
@@ -786,3 +786,78 @@ def test_piping_into_head_is_one_line(tmp_path: Path) -> None:
     assert proc.returncode == 141
     assert "Traceback" not in err, err
     assert (tmp_path / "proc" / "checkpoints" / "latest.pt").exists()
+
+
+# --------------------------------------------------------------------------- progress, exit codes
+
+
+def test_status_line_labels_its_figures() -> None:
+    import train
+
+    out = {"imitation/accuracy": 0.92, "loss/entropy": 1.234}
+    line = train.status_line(out, 12_300.0, {"simple": {"win_rate": 0.66},
+                                             "strong": {"win_rate": 0.52}}, 25)
+    assert "imitation (teacher-move accuracy 92%)" in line
+    assert "eval at update 25: match wins vs simple 66%, strong 52%" in line
+    assert "12.3k steps/s" in line and "entropy 1.23" in line
+    assert "imitation" not in train.status_line({"loss/entropy": 1.0}, 1.0, {}, 0)
+
+
+def test_budget_is_not_overshot_and_the_clock_survives_resume(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    import train
+
+    cfg_path = tmp_path / "tiny.toml"
+    cfg_path.write_text(TINY_TOML.format(rules='"friendly"'))
+    logdir = tmp_path / "run"
+    # 16 games x 8 steps = 128 per update: 300 allows two whole updates.
+    assert train.main(["--config", str(cfg_path), "--logdir", str(logdir), "--no-progress",
+                       "--total-steps", "300"]) == 0
+    out = capsys.readouterr().out
+    assert "the run ends at 256 steps" in out
+    assert "256/256 steps" in out and "ETA 0.0 min" in out and "-0.0" not in out
+    latest = logdir / "checkpoints" / "latest.pt"
+    first = load_checkpoint(latest)
+    assert first["meta"]["env_steps"] == 256
+    elapsed = first["meta"]["elapsed_s"]
+    assert elapsed > 0
+    assert train.main(["--resume", str(latest), "--total-steps", "3.84e2",
+                       "--no-progress"]) == 0
+    second = load_checkpoint(latest)["meta"]
+    assert second["env_steps"] == 384 and second["elapsed_s"] > elapsed
+
+
+def test_ctrl_c_during_training_saves_and_exits_130(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+
+    proc = _train_process(tmp_path, stdout=subprocess.PIPE)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().startswith("update 1")
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130
+    assert "resume with" in err and "Traceback" not in err
+    assert load_checkpoint(tmp_path / "proc" / "checkpoints" / "latest.pt")["meta"][
+        "reason"] == "stopped"
+
+
+def test_config_errors_name_key_value_and_what_is_accepted() -> None:
+    assert load_config("quick", ["run.total_steps=1e5"])["run"]["total_steps"] == 100_000
+    with pytest.raises(ValueError, match=r"run\.total_steps: 100000\.5 \(not an integer\); "
+                                         r"accepted: an integer"):
+        load_config("quick", ["run.total_steps=100000.5"])
+    with pytest.raises(ValueError, match=r"env\.rules: 'nope' .*unknown rules.*accepted"):
+        load_config("quick", ["env.rules=nope"])
+    with pytest.raises(ValueError, match=r"env\.num_games: 'many'; accepted: an integer"):
+        load_config("quick", ["env.num_games=many"])
+    with pytest.raises(ValueError, match=r"run\.total_steps.*less than one update"):
+        load_config("quick", ["run.total_steps=1000"])
+
+
+def test_cli_integer_flags_accept_integral_floats() -> None:
+    import train
+
+    assert train.parse_args(["--total-steps", "1e5", "--seed", "7"]).total_steps == 100_000
+    with pytest.raises(SystemExit):
+        train.parse_args(["--total-steps", "1.5"])
