@@ -178,7 +178,22 @@ class Trainer:
         }
         if out["imitate"]:
             out["lr"] = float(self.cfg["imitation"]["lr"])
+        kick = self.kickstart(steps)
+        if kick > 0:
+            out["kickstart"] = kick
         return out
+
+    def kickstart(self, steps: int) -> float:
+        """The weight of the teacher's moves as a PPO target at ``steps`` (kickstarting):
+        ``imitation.kickstart_coef`` when imitation ends, falling linearly to 0 over
+        ``imitation.kickstart_steps``.  It keeps PPO's first, noisy updates from unlearning
+        what imitation taught."""
+        imi = self.cfg["imitation"]
+        since = steps - int(imi["steps"])
+        length = int(imi["kickstart_steps"])
+        if imi["teacher"] == "none" or since < 0 or since >= length:
+            return 0.0
+        return float(imi["kickstart_coef"]) * (1.0 - since / length)
 
     # ------------------------------------------------------------------ opponents
     def baseline(self, spec: str) -> Any:
@@ -253,8 +268,11 @@ class Trainer:
     def collect(self, assign: OpponentAssignment, bufs: RolloutBuffers,
                 sched: dict[str, float]) -> Rollout:
         """One rollout of every game with :attr:`actor` (the teacher's moves while imitating)."""
-        teacher = self.baseline(self.cfg["imitation"]["teacher"]) if sched["imitate"] else None
-        return self.collector.collect(assign, bufs, sched, teacher)
+        teacher = None
+        if sched["imitate"] or sched.get("kickstart", 0.0) > 0:
+            teacher = self.baseline(self.cfg["imitation"]["teacher"])
+        return self.collector.collect(assign, bufs, sched, teacher,
+                                      teacher_plays=bool(sched["imitate"]))
 
     # ------------------------------------------------------------------ learning
     def non_finite_parameters(self) -> list[str]:
@@ -319,6 +337,16 @@ class Trainer:
                                     ratio.clamp(1 - clip, 1 + clip) * adv_b).mean()
                     loss = (pg + ppo["vf_coef"] * vloss - sched["ent_coef"] * entropy
                             - sched["knock_ent_coef"] * knock_ent)
+                    kick = sched.get("kickstart", 0.0)
+                    if kick > 0:  # cross-entropy to the teacher's moves on our own states
+                        target = bufs.teacher[rows].to(dev)
+                        known = (target >= 0).float()
+                        lp_all = torch.log_softmax(masked_logits(logits, m), dim=-1)
+                        lp_t = lp_all.gather(1, target.clamp(min=0)[:, None]).squeeze(1)
+                        bc = -(lp_t * known).sum() / known.sum().clamp(min=1.0)
+                        loss = loss + kick * bc
+                        total_bc = sums.get("loss/kickstart", 0.0) + float(bc.detach())
+                        sums["loss/kickstart"] = total_bc
                 where = (f"update {self.updates + 1}, epoch {_epoch + 1}, minibatch "
                          f"{count + 1}, learning rate {sched['lr']:g}")
                 if not bool(torch.isfinite(loss)):

@@ -115,6 +115,8 @@ class RolloutBuffers:
         self.act = torch.zeros(cap, dtype=torch.int64)
         self.logp = torch.zeros(cap, dtype=torch.float32)
         self.val = torch.zeros(cap, dtype=torch.float32)
+        #: The teacher's move at each decision while kickstarting (-1: none recorded).
+        self.teacher = torch.full((cap,), -1, dtype=torch.int64)
 
 
 @dataclass
@@ -258,12 +260,19 @@ class RolloutCollector:
         self.points_scale = float(rules.target * rules.columns)
 
     def collect(self, assign: OpponentAssignment, bufs: RolloutBuffers,
-                schedule: dict[str, float], teacher: Any = None) -> Rollout:
+                schedule: dict[str, float], teacher: Any = None,
+                teacher_plays: bool = True) -> Rollout:
         """Play ``steps`` steps of every game; compute advantages.
 
-        With a ``teacher`` (imitation) the teacher chooses the learner seats'
-        moves and the buffers store the actor's log-probabilities of them.
+        With a ``teacher`` and ``teacher_plays`` (imitation) the teacher chooses
+        the learner seats' moves and the buffers store the actor's
+        log-probabilities of them.  With a teacher that does not play
+        (kickstarting) the actor plays and ``bufs.teacher`` records the moves
+        the teacher would have made.
         """
+        labels = teacher if teacher is not None and not teacher_plays else None
+        if not teacher_plays:
+            teacher = None
         game, b, steps = self.game, self.game.num_games, self.steps
         points_coef = schedule["points_coef"]
         learner_seats, opp_index, agents = assign.learner_seats, assign.opp_index, assign.agents
@@ -307,6 +316,10 @@ class RolloutCollector:
                         a = torch.from_numpy(chosen).to(dev)
                         logp_all = torch.log_softmax(masked_logits(logits, m_dev), dim=-1)
                         lp = logp_all.gather(1, a[:, None]).squeeze(1)
+                if labels is not None:
+                    bufs.teacher[filled : filled + k] = torch.from_numpy(labels.act(
+                        {"observation": obs[learner_games], "action_mask": mask[learner_games]},
+                        rng=self.rng))
                 bufs.act[filled : filled + k] = a.cpu()
                 bufs.logp[filled : filled + k] = lp.cpu()
                 bufs.val[filled : filled + k] = v.cpu()
@@ -352,6 +365,7 @@ class RolloutCollector:
             bufs.act[filled:end] = torch.from_numpy(pend["action"].reshape(-1)[carried])
             bufs.logp[filled:end] = torch.from_numpy(pend["logp"].reshape(-1)[carried])
             bufs.val[filled:end] = torch.from_numpy(pend["value"].reshape(-1)[carried])
+            bufs.teacher[filled:end] = -1  # carried from a rollout that may not have had one
             rows = np.concatenate([rows, np.arange(filled, end)])
             row_adv = np.concatenate([row_adv, g.advantages[0].reshape(-1)[carried]])
         self._carry_pending(g, buffer_row, bufs)

@@ -136,6 +136,12 @@ SCHEMA: dict[str, dict[str, Spec]] = {
                   "the run)"),
         "lr": (_NUMBER, 1e-3, _positive_upto(MAX_LR),
                f"a learning rate in (0, {MAX_LR:g}] (imitation phase)"),
+        "kickstart_steps": (int, 0, _between(0, MAX_STEPS),
+                            "a non-negative integer number of environment steps after the "
+                            "imitation phase during which PPO keeps the teacher's moves as a "
+                            "target (0 = off)"),
+        "kickstart_coef": (_NUMBER, 0.0, _between(0, MAX_WEIGHT),
+                           "the weight of that target when PPO starts; it falls linearly to 0"),
     },
     "opponents": {
         **{kind: (_WEIGHT[0], default, _WEIGHT[2], _WEIGHT[3])

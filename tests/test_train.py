@@ -861,3 +861,28 @@ def test_cli_integer_flags_accept_integral_floats() -> None:
     assert train.parse_args(["--total-steps", "1e5", "--seed", "7"]).total_steps == 100_000
     with pytest.raises(SystemExit):
         train.parse_args(["--total-steps", "1.5"])
+
+
+def test_kickstart_keeps_the_teacher_as_a_fading_target() -> None:
+    from agents import make_agent
+
+    cfg = tiny_config(imitation={"teacher": "simple", "steps": 128, "kickstart_steps": 256,
+                                 "kickstart_coef": 0.5}, run={"pipeline": False})
+    trainer = Trainer(cfg)
+    assert trainer.schedule(0)["imitate"] == 1.0 and "kickstart" not in trainer.schedule(0)
+    assert trainer.schedule(128)["kickstart"] == pytest.approx(0.5)
+    assert trainer.schedule(256)["kickstart"] == pytest.approx(0.25)
+    assert "kickstart" not in trainer.schedule(384)
+    trainer.update()  # imitation
+    sched = trainer.schedule()
+    batch = trainer.collect(trainer.assign_opponents(), RolloutBuffers(4096, trainer.model.in_dim),
+                            sched)
+    bufs, idx = batch.buffers, batch.rows
+    labelled = idx[bufs.teacher[idx] >= 0]
+    assert labelled.numel() > 50
+    obs = bufs.obs[labelled, :OBS_DIM].numpy()
+    mask = bufs.mask[labelled].numpy()
+    teacher = make_agent("simple").act({"observation": obs, "action_mask": mask})
+    np.testing.assert_array_equal(bufs.teacher[labelled].numpy(), teacher)
+    out = trainer.learn(batch)
+    assert "loss/kickstart" in out and out["loss/kickstart"] > 0
