@@ -11,6 +11,13 @@ SIGTERM), ``agent_final.pt`` and ``agent_best.pt`` (model-only agents for
 ``make_agent("ckpt:PATH")``), ``agents/update_NNNNN.pt`` at each evaluation
 and ``eval.jsonl``.  At the end it prints the evaluation table of the new
 agent against the baselines.
+
+The run holds a lock on its log directory (``.train.lock``) until it ends, so
+a second run into the same directory is refused.  It stops at the last whole
+update within ``run.total_steps``.  A NaN or infinity in a loss, gradient or
+parameter stops it before anything is saved.  Exit codes: 0 finished, 1
+diverged, 2 bad config / checkpoint / log directory, 130 (Ctrl-C) or 143
+(SIGTERM) stopped and resumable, 141 output closed (``| head``).
 """
 
 from __future__ import annotations
