@@ -886,3 +886,29 @@ def test_kickstart_keeps_the_teacher_as_a_fading_target() -> None:
     np.testing.assert_array_equal(bufs.teacher[labelled].numpy(), teacher)
     out = trainer.learn(batch)
     assert "loss/kickstart" in out and out["loss/kickstart"] > 0
+
+
+def test_imitation_phase_does_not_depend_on_the_budget_or_kickstart(tmp_path: Path) -> None:
+    """Why a run can be measured as imitation + a resumed PPO continuation: imitating for
+    the whole budget, then resuming with a larger one and kickstarting, trains exactly the
+    network one continuous run does."""
+    def config(total: int, kick: int) -> dict:
+        return tiny_config(run={"total_steps": total},
+                           imitation={"teacher": "strong", "steps": 256,
+                                      "kickstart_steps": kick,
+                                      "kickstart_coef": 1.0 if kick else 0.0})
+
+    whole = Trainer(config(640, 256))
+    for _ in range(5):
+        whole.update()
+    first = Trainer(config(256, 0))
+    for _ in range(2):
+        first.update()
+    path = atomic_save(first.checkpoint(), tmp_path / "latest.pt")
+    resumed = Trainer(config(640, 256))
+    resumed.load_trainer_state(load_checkpoint(path), path)
+    for _ in range(3):
+        resumed.update()
+    for (key, value), other in zip(whole.model.state_dict().items(),
+                                   resumed.model.state_dict().values(), strict=True):
+        assert torch.equal(value, other), key
