@@ -34,16 +34,53 @@ from torch import nn
 from hgin_env import actions as A
 from hgin_env.cards import CARD_VALUES, NUM_CARDS, pack_masks
 from hgin_env.melds import SENTINEL, deadwood_after_discard
-from hgin_env.observation import OBS_DIM, observation_spec
+from hgin_env.observation import DEADWOOD_SCALE, LAYOUT, OBS_DIM
 
-#: The per-card slices at the front of the observation (observation.LAYOUT).
-CARD_SLICES = 7
+from .view import ObsView, decode
+
+#: The per-card slices at the front of the observation (the leading 52-wide slices of
+#: ``observation.LAYOUT``): the card head reads them as (B, CARD_SLICES, 52).
+CARD_SLICES = next(i for i, s in enumerate(LAYOUT) if s.width != NUM_CARDS)
 MASKED_LOGIT = -1e9
 FEATURE_SETS = ("none", "draw", "knock")
 DRAW_FEATURES = 5
 KNOCK_FEATURES = 5
-_SPEC = observation_spec()
-_VALUES = CARD_VALUES.astype(np.int64)
+#: The knock feature "cards the opponent visibly holds" is divided by this.
+OPPONENT_CARDS_SCALE = 10.0
+#: Card values (1..10) enter the card head divided by this.
+CARD_VALUE_SCALE = 10.0
+
+
+#: Bounds on the network's size, checked before anything is allocated: an
+#: architecture read from a file (a checkpoint's ``arch``) must not be able to ask
+#: for gigabytes.
+MAX_HIDDEN_LAYERS = 4
+HIDDEN_WIDTH_RANGE = (8, 4096)
+MAX_IO_DIM = 4096
+
+
+def check_arch(obs_dim: object, num_actions: object, hidden: object, card_head: object,
+               features: object, knock_gate: object) -> None:
+    """Raise ``ValueError`` unless these make a network within the stated bounds."""
+    def is_int(x: object) -> bool:
+        return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+    lo, hi = HIDDEN_WIDTH_RANGE
+    for name, value in (("obs_dim", obs_dim), ("num_actions", num_actions)):
+        if not is_int(value) or not 1 <= int(value) <= MAX_IO_DIM:
+            raise ValueError(f"network {name} must be an integer in 1..{MAX_IO_DIM}, "
+                             f"got {value!r}")
+    if (isinstance(hidden, (str, bytes)) or not isinstance(hidden, Sequence)
+            or not 1 <= len(hidden) <= MAX_HIDDEN_LAYERS
+            or not all(is_int(h) and lo <= int(h) <= hi for h in hidden)):
+        shown = hidden if not isinstance(hidden, Sequence) or len(hidden) <= 8 else "[...]"
+        raise ValueError(f"network hidden sizes must be a list of 1..{MAX_HIDDEN_LAYERS} "
+                         f"layer widths in {lo}..{hi}, got {shown!r}")
+    for name, value in (("card_head", card_head), ("knock_gate", knock_gate)):
+        if not isinstance(value, bool):
+            raise ValueError(f"network {name} must be true or false, got {value!r}")
+    if features not in FEATURE_SETS:
+        raise ValueError(f"unknown feature set {features!r} (known: {FEATURE_SETS})")
 
 
 def extra_dim(features: str) -> int:
@@ -52,68 +89,65 @@ def extra_dim(features: str) -> int:
     return {"none": 0, "draw": DRAW_FEATURES, "knock": DRAW_FEATURES + KNOCK_FEATURES}[features]
 
 
-def draw_features(obs: np.ndarray) -> np.ndarray:
+def draw_features(obs: np.ndarray | ObsView) -> np.ndarray:
     """(B, 5) float32: the effect of taking the top discard, for games in a draw phase.
 
-    Columns: valid (a draw decision with a top card), deadwood gain / 100
-    (current deadwood minus the best deadwood after taking it and discarding
-    another card), best deadwood after taking / 100, knock possible after
-    taking, gin after taking.  Zero where not valid.
+    Columns: valid (a draw decision with a top card), deadwood gain (current
+    deadwood minus the best deadwood after taking it and discarding another
+    card), best deadwood after taking, knock possible after taking, gin after
+    taking; deadwood divided by the observation's ``DEADWOOD_SCALE``.  Zero
+    where not valid.
     """
-    b = obs.shape[0]
-    out = np.zeros((b, DRAW_FEATURES), np.float32)
-    if b == 0:
+    view = obs if isinstance(obs, ObsView) else decode(obs)
+    out = np.zeros((view.size, DRAW_FEATURES), np.float32)
+    if view.size == 0:
         return out
-    phase = obs[:, _SPEC["phase"]].argmax(axis=1)
-    top_slice = obs[:, _SPEC["top_discard"]]
-    has_top = top_slice.max(axis=1) > 0
-    rows = np.flatnonzero(has_top & (phase != A.PHASE_DISCARD) & (phase != A.PHASE_DRAW_STOCK))
+    phase = view.phase
+    rows = np.flatnonzero(view.has_top & (phase != A.PHASE_DISCARD)
+                          & (phase != A.PHASE_DRAW_STOCK))
     if rows.size == 0:
         return out
-    top = top_slice[rows].argmax(axis=1)
-    hand_bits = obs[rows, _SPEC["hand"]] > 0
+    sub = view.take(rows)
+    top = sub.top
+    hand_bits = sub.hand_bits.copy()
     hand_bits[np.arange(rows.size), top] = True
     after = deadwood_after_discard(pack_masks(hand_bits)).astype(np.int64)
     after[np.arange(rows.size), top] = SENTINEL  # the taken card cannot go straight back
     best = after.min(axis=1)
-    deadwood = np.rint(obs[rows, _SPEC["deadwood"].start] * 100)
-    limit = np.rint(obs[rows, _SPEC["knock_limit"].start] * 10)
     out[rows, 0] = 1.0
-    out[rows, 1] = (deadwood - best) / 100.0
-    out[rows, 2] = best / 100.0
-    out[rows, 3] = best <= limit
+    out[rows, 1] = (sub.deadwood - best) / DEADWOOD_SCALE
+    out[rows, 2] = best / DEADWOOD_SCALE
+    out[rows, 3] = best <= sub.knock_limit
     out[rows, 4] = best == 0
     return out
 
 
-def knock_features(obs: np.ndarray) -> np.ndarray:
+def knock_features(obs: np.ndarray | ObsView) -> np.ndarray:
     """(B, 5) float32: the best knock on offer, for games where the mover must discard.
 
     Columns: valid (a discard decision), least deadwood after a legal discard
-    / 100, knock possible with it, gin with it, and the cards the opponent
-    visibly holds / 10 (each one is a meld they are building: the undercut
-    risk grows with them).  Knocking is a threshold on a minimum over the
-    hand's cards, which an MLP learns slowly from the per-card slice.
+    (divided by ``DEADWOOD_SCALE``; 1 when no discard is legal), knock possible
+    with it, gin with it, and the cards the opponent visibly holds / 10 (each
+    one is a meld they are building: the undercut risk grows with them).
+    Knocking is a threshold on a minimum over the hand's cards, which an MLP
+    learns slowly from the per-card slice.
     """
-    b = obs.shape[0]
-    out = np.zeros((b, KNOCK_FEATURES), np.float32)
-    if b == 0:
+    view = obs if isinstance(obs, ObsView) else decode(obs)
+    out = np.zeros((view.size, KNOCK_FEATURES), np.float32)
+    if view.size == 0:
         return out
-    phase = obs[:, _SPEC["phase"]].argmax(axis=1)
-    discarding = (phase == A.PHASE_DISCARD) & (obs[:, _SPEC["to_move"].start] > 0)
-    rows = np.flatnonzero(discarding)
+    rows = np.flatnonzero((view.phase == A.PHASE_DISCARD) & view.to_move)
     if rows.size == 0:
         return out
-    legal = (obs[rows, _SPEC["hand"]] > 0) & (obs[rows, _SPEC["forbidden_discard"]] == 0)
-    after = np.rint(obs[rows, _SPEC["deadwood_after_discard"]] * 100)
-    best = np.where(legal, after, 1e9).min(axis=1)
-    best = np.where(best > 1e8, 100.0, best)
-    limit = np.rint(obs[rows, _SPEC["knock_limit"].start] * 10)
+    sub = view.take(rows)
+    legal = sub.hand_bits & ~sub.forbidden_bits
+    best = np.where(legal, sub.after_discard, SENTINEL).min(axis=1)
+    any_legal = legal.any(axis=1)
     out[rows, 0] = 1.0
-    out[rows, 1] = best / 100.0
-    out[rows, 2] = best <= limit
-    out[rows, 3] = best == 0
-    out[rows, 4] = obs[rows, _SPEC["opponent_known"]].sum(axis=1) / 10.0
+    out[rows, 1] = np.where(any_legal, best / DEADWOOD_SCALE, 1.0)
+    out[rows, 2] = any_legal & (best <= sub.knock_limit)
+    out[rows, 3] = any_legal & (best == 0)
+    out[rows, 4] = sub.opp_known_bits.sum(axis=1) / OPPONENT_CARDS_SCALE
     return out
 
 
@@ -140,6 +174,7 @@ class PolicyValueNet(nn.Module):
         features: str = "draw",
         knock_gate: bool = False,
     ) -> None:
+        check_arch(obs_dim, num_actions, hidden, card_head, features, knock_gate)
         super().__init__()
         self.obs_dim = int(obs_dim)
         self.num_actions = int(num_actions)
@@ -161,7 +196,8 @@ class PolicyValueNet(nn.Module):
         nn.init.orthogonal_(self.value.weight, gain=1.0)
         nn.init.zeros_(self.value.bias)
         if self.card_head:
-            values = torch.as_tensor(CARD_VALUES, dtype=torch.float32).view(1, 1, 4, 13) / 10
+            values = torch.as_tensor(CARD_VALUES, dtype=torch.float32).view(1, 1, 4, 13)
+            values = values / CARD_VALUE_SCALE
             self.register_buffer("card_values", values, persistent=False)
             self.register_buffer("relations", _relation_matrix(), persistent=False)
             self.card_coef = nn.Linear(width, 2 * self.card_features)
@@ -185,6 +221,15 @@ class PolicyValueNet(nn.Module):
 
     @classmethod
     def from_arch(cls, arch: dict) -> PolicyValueNet:
+        """The network :meth:`arch` describes; ``ValueError`` for an unknown key or a size
+        out of bounds (checked before any weight is allocated)."""
+        if not isinstance(arch, dict):
+            raise ValueError(f"a network architecture must be a table, got {type(arch).__name__}")
+        known = {"obs_dim", "num_actions", "hidden", "card_head", "features", "knock_gate"}
+        unknown = sorted(set(map(str, arch)) - known)
+        if unknown:
+            raise ValueError(f"unknown network architecture keys {unknown} "
+                             f"(known: {sorted(known)})")
         return cls(**arch)
 
     def featurize(self, obs: np.ndarray) -> np.ndarray:
@@ -194,9 +239,10 @@ class PolicyValueNet(nn.Module):
             raise ValueError(f"observation must be (B, {self.obs_dim}), got {obs.shape}")
         if self.features == "none":
             return obs
-        parts = [obs, draw_features(obs)]
+        view = decode(obs)  # decoded once, for both feature sets
+        parts = [obs, draw_features(view)]
         if self.features == "knock":
-            parts.append(knock_features(obs))
+            parts.append(knock_features(view))
         return np.concatenate(parts, axis=1)
 
     def _card_feats(self, x: torch.Tensor) -> torch.Tensor:
@@ -354,8 +400,11 @@ def knock_entropy(logp_all: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 __all__ = [
     "FEATURE_SETS",
     "GATE_BOUND",
+    "HIDDEN_WIDTH_RANGE",
     "MASKED_LOGIT",
+    "MAX_HIDDEN_LAYERS",
     "PolicyValueNet",
+    "check_arch",
     "draw_features",
     "knock_entropy",
     "knock_features",

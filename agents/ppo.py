@@ -1,21 +1,14 @@
-"""Self-play PPO straight from the vectorised engine.
+"""Self-play PPO straight from the vectorised engine: the schedule, the opponents,
+the learning step, the pipeline and the checkpointed state.
 
 One :class:`VectorGame` holds ``env.num_games`` matches.  Each update the
 games are split into blocks and every block gets an opponent kind: self-play
 (both seats are the learner), a past snapshot from the pool, or a heuristic.
-Every step the learner acts, as one batched forward pass, for every game where
-a learner seat is to move, and each opponent acts for its own rows; there is
-no Python loop over games.
-
-Experience is kept as per-(game, seat) *streams*: a seat's decision earns the
-rewards that seat receives until its next decision, and the stream ends when
-the match ends (``info["match_over"]``).  GAE runs backwards over the rollout
-on (slot, game, seat) arrays.  A stream's last decision in a rollout has no
-successor yet; it is carried into the next rollout (slot 0) and trained there,
-bootstrapped from the value at that seat's next decision.
+:mod:`agents.rollout` plays one rollout of every game and computes the
+advantages; :meth:`Trainer.learn` fits the network to it.
 
 Imitation (``[imitation]`` in the config): for the first ``imitation.steps``
-environment steps a heuristic teacher plays every learner seat, and an
+environment steps a teacher agent plays every learner seat, and an
 update fits the policy to the teacher's moves (cross-entropy, logged as
 ``loss/policy`` and ``imitation/accuracy``) and the value head to the returns
 of that play.  PPO then starts from a policy that already plays like the
@@ -27,11 +20,10 @@ knock timing before it can learn anything about the opponent.
 from __future__ import annotations
 
 import copy
-import math
+import dataclasses
 import threading
 import time
-import warnings
-from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -39,15 +31,26 @@ import torch
 from torch import nn
 
 from hgin_env.actions import NUM_ACTIONS
-from hgin_env.engine import VectorGame, game_seeds
+from hgin_env.engine import VectorGame
 from hgin_env.observation import OBS_DIM
 from hgin_env.rules import load_rules
 
-from .base import sample_uniform_legal
 from .model import PolicyValueNet, logp_entropy, masked_logits, sample_masked
-from .torch_agent import make_checkpoint, pack_array, unpack_array
+from .rollout import (
+    OpponentAssignment,
+    Rollout,
+    RolloutBuffers,
+    RolloutCollector,
+    empty_pending,
+)
+from .torch_agent import CheckpointError, make_checkpoint, pack_array, unpack_array
 
 KINDS = ("self_play", "pool", "random", "simple", "strong")
+
+
+class TrainingDivergedError(RuntimeError):
+    """A loss, gradient or parameter became NaN or infinite.  The run must stop before
+    anything is saved: the last checkpoint on disk is then the last good one."""
 HEURISTICS = ("random", "simple", "strong")
 
 
@@ -55,20 +58,11 @@ HEURISTICS = ("random", "simple", "strong")
 
 
 def make_baseline(spec: str, seed: int | None = None, rules: Any = None) -> Any:
-    """``make_agent(spec)`` from ``agents`` when it exists; the random agent until then."""
-    try:
-        from . import make_agent  # type: ignore[attr-defined]
+    """``agents.make_agent(spec)``; its errors propagate (the config checked the spec at
+    load, so a failure here is real and must not be played around)."""
+    from . import make_agent
 
-        return make_agent(spec, seed=seed, rules=rules)
-    except (ImportError, AttributeError, ValueError, KeyError, NotImplementedError) as exc:
-        if spec != "random":
-            warnings.warn(f"agent {spec!r} is not available ({exc}); using the random agent",
-                          stacklevel=2)
-        from .random_agent import RandomAgent
-
-        agent = RandomAgent(seed)
-        agent.name = f"random(for {spec})" if spec != "random" else "random"
-        return agent
+    return make_agent(spec, seed=seed, rules=rules)
 
 
 class PoolAgent:
@@ -91,78 +85,6 @@ class PoolAgent:
         return a.cpu().numpy().astype(np.int64)
 
 
-# --------------------------------------------------------------------------- GAE
-
-
-@dataclass
-class GaeResult:
-    advantages: np.ndarray  # (S, B, 2)
-    trainable: np.ndarray  # (S, B, 2) learner decisions with a known successor
-    carry: np.ndarray  # (S, B, 2) learner decisions still waiting for one
-    carry_reward: np.ndarray  # (B, 2) rewards collected since the carried decision
-
-
-def stream_gae(
-    learner_dec: np.ndarray,
-    other_dec: np.ndarray,
-    values: np.ndarray,
-    rewards: np.ndarray,
-    done: np.ndarray,
-    gamma: float,
-    lam: float,
-) -> GaeResult:
-    """GAE over per-(game, seat) decision streams, all (S, B, 2) arrays.
-
-    Slot s holds decisions taken at that slot (``learner_dec``: trained ones,
-    with ``values``; ``other_dec``: decisions by a non-learner in that seat),
-    the ``rewards`` that followed them in the same step, and ``done`` when the
-    step ended the match.  Discounting is per own decision.  Rewards that
-    arrive after a match ended but before a seat's first decision of the next
-    match are dropped (they belong to no decision of the seat).
-    """
-    s_len, b, _ = values.shape
-    adv = np.zeros((s_len, b, 2), np.float32)
-    trainable = np.zeros((s_len, b, 2), bool)
-    carry = np.zeros((s_len, b, 2), bool)
-    carry_r = np.zeros((b, 2), np.float32)
-    nv = np.zeros((b, 2), np.float32)
-    na = np.zeros((b, 2), np.float32)
-    acc = np.zeros((b, 2), np.float32)
-    has_next = np.zeros((b, 2), bool)
-    seen = np.zeros((b, 2), bool)
-    for s in range(s_len - 1, -1, -1):
-        d = done[s]
-        if d.any():
-            keep = ~d
-            acc *= keep
-            nv *= keep
-            na *= keep
-            has_next |= d
-            seen |= d
-        acc += rewards[s]
-        od = other_dec[s]
-        if od.any():
-            has_next &= ~od
-            seen |= od
-            acc *= ~od
-        ld = learner_dec[s]
-        delta = acc + gamma * nv - values[s]
-        a = delta + (gamma * lam) * na
-        adv[s] = np.where(ld, a, 0.0)
-        trainable[s] = ld & has_next
-        fresh = ld & ~seen
-        carry[s] = fresh
-        carry_r = np.where(fresh, acc, carry_r)
-        nv = np.where(ld, values[s], nv)
-        # A decision without a known successor contributes nothing beyond its
-        # value to the ones before it (truncated GAE).
-        na = np.where(ld, np.where(has_next, a, 0.0), na).astype(np.float32)
-        has_next |= ld
-        seen |= ld
-        acc = np.where(ld, 0.0, acc).astype(np.float32)
-    return GaeResult(adv, trainable, carry, carry_r)
-
-
 # --------------------------------------------------------------------------- trainer
 
 
@@ -170,25 +92,6 @@ def _linear(start: float, end: float, progress: float) -> float:
     if end < 0:
         return start
     return start + (end - start) * min(max(progress, 0.0), 1.0)
-
-
-class _Buffers:
-    """Flat storage of one rollout's learner decisions (and the carried ones)."""
-
-    def __init__(self, cap: int, in_dim: int) -> None:
-        self.obs = torch.zeros((cap, in_dim), dtype=torch.float32)
-        self.mask = torch.zeros((cap, NUM_ACTIONS), dtype=torch.int8)
-        self.act = torch.zeros(cap, dtype=torch.int64)
-        self.logp = torch.zeros(cap, dtype=torch.float32)
-        self.val = torch.zeros(cap, dtype=torch.float32)
-
-
-@dataclass
-class _Assignment:
-    learner_seats: np.ndarray  # (B, 2) bool
-    opp_index: np.ndarray  # (B,) index into agents, -1 = self-play
-    agents: list[Any]
-    kinds: list[str]
 
 
 class Trainer:
@@ -223,7 +126,10 @@ class Trainer:
         self.num_games = b = int(env["num_games"])
         self.steps = int(env["rollout_steps"])
         self.pipeline = bool(run["pipeline"])
-        self.game = VectorGame(b, self.rules, seed=seed, reward=env["reward"])
+        game = VectorGame(b, self.rules, seed=seed, reward=env["reward"])
+        self.collector = RolloutCollector(game, self.actor, self.device, self.gen, self.rng,
+                                          self.steps, float(config["ppo"]["gamma"]),
+                                          float(config["ppo"]["gae_lambda"]))
         self.updates = 0
         self.env_steps = 0  # steps of the rollouts learned from
         self.pool: list[tuple[int, dict[str, torch.Tensor]]] = []
@@ -235,22 +141,22 @@ class Trainer:
         blocks = max(1, min(int(config["opponents"]["blocks"]), b))
         self.block_of_game = (np.arange(b) * blocks // b).astype(np.int64)
         self.num_blocks = blocks
-        # Decisions waiting for their successor, per (game, seat).
-        self.pending = {
-            "valid": np.zeros((b, 2), bool),
-            "obs": np.zeros((b, 2, self.model.in_dim), np.float32),
-            "mask": np.zeros((b, 2, NUM_ACTIONS), np.int8),
-            "action": np.zeros((b, 2), np.int64),
-            "logp": np.zeros((b, 2), np.float32),
-            "value": np.zeros((b, 2), np.float32),
-            "reward": np.zeros((b, 2), np.float32),
-        }
         cap = self.steps * b + 2 * b
-        self._bufs = [_Buffers(cap, self.model.in_dim) for _ in range(2 if self.pipeline else 1)]
+        self._bufs = [RolloutBuffers(cap, self.model.in_dim)
+                      for _ in range(2 if self.pipeline else 1)]
         self._buf_index = 0
-        self._next: dict[str, Any] | None = None  # the rollout collected ahead (pipeline)
+        self._next: Rollout | None = None  # the rollout collected ahead (pipeline)
         self._ahead_state: dict[str, Any] | None = None  # the state it was collected from
         self._resume_steps: int | None = None
+
+    @property
+    def game(self) -> VectorGame:
+        return self.collector.game
+
+    @property
+    def pending(self) -> dict[str, np.ndarray]:
+        """Per (game, seat): the learner decision carried into the next rollout."""
+        return self.collector.pending
 
     # ------------------------------------------------------------------ schedule
     @property
@@ -272,7 +178,22 @@ class Trainer:
         }
         if out["imitate"]:
             out["lr"] = float(self.cfg["imitation"]["lr"])
+        kick = self.kickstart(steps)
+        if kick > 0:
+            out["kickstart"] = kick
         return out
+
+    def kickstart(self, steps: int) -> float:
+        """The weight of the teacher's moves as a PPO target at ``steps`` (kickstarting):
+        ``imitation.kickstart_coef`` when imitation ends, falling linearly to 0 over
+        ``imitation.kickstart_steps``.  It keeps PPO's first, noisy updates from unlearning
+        what imitation taught."""
+        imi = self.cfg["imitation"]
+        since = steps - int(imi["steps"])
+        length = int(imi["kickstart_steps"])
+        if imi["teacher"] == "none" or since < 0 or since >= length:
+            return 0.0
+        return float(imi["kickstart_coef"]) * (1.0 - since / length)
 
     # ------------------------------------------------------------------ opponents
     def baseline(self, spec: str) -> Any:
@@ -300,7 +221,7 @@ class Trainer:
         p = steps / max(1, self.cfg["run"]["total_steps"])
         return np.array([_linear(float(opp[k]), float(opp[f"{k}_end"]), p) for k in KINDS])
 
-    def assign_opponents(self, env_steps: int | None = None) -> _Assignment:
+    def assign_opponents(self, env_steps: int | None = None) -> OpponentAssignment:
         """Give every block of games an opponent kind (and a pool snapshot or heuristic)."""
         weights = self.opponent_weights(env_steps)
         if not self.pool:
@@ -334,7 +255,7 @@ class Trainer:
         learner[selfplay] = True
         rows = np.flatnonzero(~selfplay)
         learner[rows, self.learner_seat[rows]] = True
-        return _Assignment(learner, opp_index, agents, names)
+        return OpponentAssignment(learner, opp_index, agents, names)
 
     def snapshot(self) -> None:
         state = {k: v.detach().cpu().clone() for k, v in self.model.state_dict().items()}
@@ -344,141 +265,32 @@ class Trainer:
             self.pool = self.pool[-size:]
 
     # ------------------------------------------------------------------ collection
-    def collect(self, assign: _Assignment, bufs: _Buffers, sched: dict[str, float]
-                ) -> dict[str, Any]:
-        """Play ``rollout_steps`` steps of every game with :attr:`actor`; compute advantages.
-
-        Touches only the game, the pending decisions, ``bufs``, the actor and
-        the collection generators, so it may run beside :meth:`learn`.
-        """
-        game, b, t_len = self.game, self.num_games, self.steps
-        points_coef = sched["points_coef"]
-        learner_seats, opp_index, agents = assign.learner_seats, assign.opp_index, assign.agents
-        s_len = t_len + 1
-        learner_dec = np.zeros((s_len, b, 2), bool)
-        other_dec = np.zeros((s_len, b, 2), bool)
-        values = np.zeros((s_len, b, 2), np.float32)
-        rewards = np.zeros((s_len, b, 2), np.float32)
-        done = np.zeros((s_len, b, 2), bool)
-        pos = np.full((t_len, b), -1, np.int64)
-        movers = np.zeros((t_len, b), np.int64)
-        pend = self.pending
-        learner_dec[0] = pend["valid"] & learner_seats
-        values[0] = pend["value"]
-        rewards[0] = pend["reward"]
-        stats = _HandStats(len(KINDS))
-        rows_all = np.arange(b)
-        actions = np.zeros(b, np.int64)
-        n = 0
-        actor = self.actor
-        dev = self.device
-        c_div = float(self.rules.target * self.rules.columns)
-        teacher = self.baseline(self.cfg["imitation"]["teacher"]) if sched["imitate"] else None
-        for t in range(t_len):
-            ob = game.observe()
-            obs, mask = ob["observation"], ob["action_mask"]
-            mover = game.current_player.astype(np.int64)
-            is_learner = learner_seats[rows_all, mover]
-            lrows = np.flatnonzero(is_learner)
-            k = lrows.size
-            if k:
-                x = bufs.obs[n : n + k]
-                m = bufs.mask[n : n + k]
-                x.numpy()[:] = actor.featurize(obs[lrows])
-                m.numpy()[:] = mask[lrows]
-                with torch.inference_mode():
-                    xd, md = (x, m) if dev.type == "cpu" else (x.to(dev), m.to(dev))
-                    logits, v = actor(xd)
-                    if teacher is None:
-                        a, lp = sample_masked(logits, md, self.gen)
-                    else:  # imitation: the teacher plays the learner's seats
-                        ta = teacher.act({"observation": obs[lrows], "action_mask": mask[lrows]},
-                                         rng=self.rng)
-                        a = torch.from_numpy(ta).to(dev)
-                        logp_all = torch.log_softmax(masked_logits(logits, md), dim=-1)
-                        lp = logp_all.gather(1, a[:, None]).squeeze(1)
-                bufs.act[n : n + k] = a.cpu()
-                bufs.logp[n : n + k] = lp.cpu()
-                bufs.val[n : n + k] = v.cpu()
-                actions[lrows] = bufs.act[n : n + k].numpy()
-                seats = mover[lrows]
-                learner_dec[t + 1, lrows, seats] = True
-                values[t + 1, lrows, seats] = bufs.val[n : n + k].numpy()
-                pos[t, lrows] = np.arange(n, n + k)
-            orows = np.flatnonzero(~is_learner)
-            if orows.size:
-                other_dec[t + 1, orows, mover[orows]] = True
-                ids = opp_index[orows]
-                for u in np.unique(ids):
-                    r = orows[ids == u]
-                    actions[r] = agents[u].act(
-                        {"observation": obs[r], "action_mask": mask[r]}, rng=self.rng)
-            movers[t] = mover
-            before = game.sheets.scores.sum(axis=2) if points_coef else None
-            rew, info = game.step(actions)
-            if before is not None:
-                rew = rew + points_coef * _posted_points(game, before, info, c_div)
-            rewards[t + 1] = rew
-            done[t + 1] = info["match_over"][:, None]
-            stats.add(info, opp_index, learner_seats, assign.kinds)
-            n += k
-        ppo = self.cfg["ppo"]
-        g = stream_gae(learner_dec, other_dec, values, rewards, done,
-                       float(ppo["gamma"]), float(ppo["gae_lambda"]))
-        # Rows of this rollout: (slot t+1, game, mover) -> flat position pos[t, game].
-        tr = np.take_along_axis(g.trainable[1:], movers[:, :, None], axis=2)[:, :, 0]
-        ad = np.take_along_axis(g.advantages[1:], movers[:, :, None], axis=2)[:, :, 0]
-        idx = pos[tr]
-        adv_rows = ad[tr]
-        # Carried decisions (slot 0) that now have their successor go after them.
-        flat = g.trainable[0].reshape(-1) & learner_dec[0].reshape(-1)
-        p_sel = np.flatnonzero(flat)
-        m_p = p_sel.size
-        if m_p:
-            in_dim = bufs.obs.shape[1]
-            bufs.obs[n : n + m_p] = torch.from_numpy(pend["obs"].reshape(-1, in_dim)[p_sel])
-            bufs.mask[n : n + m_p] = torch.from_numpy(
-                pend["mask"].reshape(-1, NUM_ACTIONS)[p_sel])
-            bufs.act[n : n + m_p] = torch.from_numpy(pend["action"].reshape(-1)[p_sel])
-            bufs.logp[n : n + m_p] = torch.from_numpy(pend["logp"].reshape(-1)[p_sel])
-            bufs.val[n : n + m_p] = torch.from_numpy(pend["value"].reshape(-1)[p_sel])
-            idx = np.concatenate([idx, np.arange(n, n + m_p)])
-            adv_rows = np.concatenate([adv_rows, g.advantages[0].reshape(-1)[p_sel]])
-        self._update_pending(g, pos, bufs)
-        return {
-            "bufs": bufs,
-            "idx": torch.from_numpy(idx),
-            "adv": torch.from_numpy(adv_rows.astype(np.float32)),
-            "stats": stats.summary(),
-            "schedule": sched,
-            "env_steps": b * t_len,
-        }
-
-    def _update_pending(self, g: GaeResult, pos: np.ndarray, bufs: _Buffers) -> None:
-        pend = self.pending
-        new = {k: v.copy() for k, v in pend.items()}
-        new["valid"] = g.carry[0] & pend["valid"]
-        new["reward"] = np.where(g.carry[0], g.carry_reward, 0.0).astype(np.float32)
-        slots, games, seats = np.nonzero(g.carry[1:])
-        if slots.size:
-            p = torch.from_numpy(pos[slots, games])
-            new["valid"][games, seats] = True
-            new["obs"][games, seats] = bufs.obs[p].numpy()
-            new["mask"][games, seats] = bufs.mask[p].numpy()
-            new["action"][games, seats] = bufs.act[p].numpy()
-            new["logp"][games, seats] = bufs.logp[p].numpy()
-            new["value"][games, seats] = bufs.val[p].numpy()
-            new["reward"][games, seats] = g.carry_reward[games, seats]
-        self.pending = new
+    def collect(self, assign: OpponentAssignment, bufs: RolloutBuffers,
+                sched: dict[str, float]) -> Rollout:
+        """One rollout of every game with :attr:`actor` (the teacher's moves while imitating)."""
+        teacher = None
+        if sched["imitate"] or sched.get("kickstart", 0.0) > 0:
+            teacher = self.baseline(self.cfg["imitation"]["teacher"])
+        return self.collector.collect(assign, bufs, sched, teacher,
+                                      teacher_plays=bool(sched["imitate"]))
 
     # ------------------------------------------------------------------ learning
-    def learn(self, batch: dict[str, Any]) -> dict[str, float]:
+    def non_finite_parameters(self) -> list[str]:
+        """Names of the network's parameters holding a NaN or an infinity."""
+        names = [name for name, _ in self.model.named_parameters()]
+        flags = torch.stack([torch.isfinite(p).all() for p in self.model.parameters()])
+        if bool(flags.all()):
+            return []
+        return [n for n, ok in zip(names, flags.tolist(), strict=True) if not ok]
+
+    def learn(self, batch: Rollout) -> dict[str, float]:
+        """PPO epochs over one rollout (cross-entropy on the teacher's moves while imitating)."""
         ppo = self.cfg["ppo"]
-        sched = batch["schedule"]
-        bufs: _Buffers = batch["bufs"]
+        sched = batch.schedule
+        bufs = batch.buffers
         for group in self.opt.param_groups:
             group["lr"] = sched["lr"]
-        idx, adv = batch["idx"], batch["adv"]
+        idx, adv = batch.rows, batch.advantages
         n = idx.numel()
         if n == 0:
             return {"samples": 0.0}
@@ -525,10 +337,32 @@ class Trainer:
                                     ratio.clamp(1 - clip, 1 + clip) * adv_b).mean()
                     loss = (pg + ppo["vf_coef"] * vloss - sched["ent_coef"] * entropy
                             - sched["knock_ent_coef"] * knock_ent)
+                    kick = sched.get("kickstart", 0.0)
+                    if kick > 0:  # cross-entropy to the teacher's moves on our own states
+                        target = bufs.teacher[rows].to(dev)
+                        known = (target >= 0).float()
+                        lp_all = torch.log_softmax(masked_logits(logits, m), dim=-1)
+                        lp_t = lp_all.gather(1, target.clamp(min=0)[:, None]).squeeze(1)
+                        bc = -(lp_t * known).sum() / known.sum().clamp(min=1.0)
+                        loss = loss + kick * bc
+                        total_bc = sums.get("loss/kickstart", 0.0) + float(bc.detach())
+                        sums["loss/kickstart"] = total_bc
+                where = (f"update {self.updates + 1}, epoch {_epoch + 1}, minibatch "
+                         f"{count + 1}, learning rate {sched['lr']:g}")
+                if not bool(torch.isfinite(loss)):
+                    raise TrainingDivergedError(f"the loss is {float(loss)} at {where}")
                 self.opt.zero_grad(set_to_none=True)
                 loss.backward()
                 gnorm = nn.utils.clip_grad_norm_(model.parameters(), ppo["max_grad_norm"])
+                if not bool(torch.isfinite(gnorm)):
+                    raise TrainingDivergedError(f"the gradient norm is {float(gnorm)} at {where}")
                 self.opt.step()
+                bad = self.non_finite_parameters()
+                if bad:
+                    raise TrainingDivergedError(
+                        f"parameters {', '.join(bad)} are not finite after the optimiser step "
+                        f"at {where} (a learning rate too large, or a corrupted optimiser "
+                        "state)")
                 with torch.no_grad():
                     kl = ((ratio - 1) - log_ratio).mean()
                     clipfrac = ((ratio - 1).abs() > clip).float().mean()
@@ -565,14 +399,14 @@ class Trainer:
         """
         return {
             "game": self.game.state_dict(),
-            "pending": {k: v.copy() for k, v in self.pending.items()},
+            "pending": {k: v.copy() for k, v in self.collector.pending.items()},
             "torch_gen": self.gen.get_state().cpu(),
             "np_rng": copy.deepcopy(self.rng.bit_generator.state),
             "actor": {k: v.detach().cpu().clone() for k, v in self.actor.state_dict().items()},
             "env_steps": env_steps,
         }
 
-    def _next_buffers(self) -> _Buffers:
+    def _next_buffers(self) -> RolloutBuffers:
         self._buf_index = (self._buf_index + 1) % len(self._bufs)
         return self._bufs[self._buf_index]
 
@@ -598,7 +432,7 @@ class Trainer:
         return thread, box
 
     @staticmethod
-    def _result(thread: threading.Thread | None, box: dict[str, Any]) -> dict[str, Any]:
+    def _result(thread: threading.Thread | None, box: dict[str, Any]) -> Rollout:
         if thread is not None:
             thread.join()
         if "error" in box:
@@ -623,7 +457,7 @@ class Trainer:
         thread = box = None
         if self.pipeline:
             self._sync_actor()
-            self._ahead_state = self._collect_state(self.env_steps + batch["env_steps"])
+            self._ahead_state = self._collect_state(self.env_steps + batch.env_steps)
             thread, box = self._launch()
         t1 = time.perf_counter()
         out = self.learn(batch)
@@ -634,10 +468,10 @@ class Trainer:
             self._sync_actor()
         t3 = time.perf_counter()
         self.updates += 1
-        self.env_steps += batch["env_steps"]
-        steps = batch["env_steps"]
-        out.update(batch["stats"])
-        out.update({f"schedule/{k}": v for k, v in batch["schedule"].items()})
+        self.env_steps += batch.env_steps
+        steps = batch.env_steps
+        out.update(batch.stats)
+        out.update({f"schedule/{k}": v for k, v in batch.schedule.items()})
         out["perf/collect_s"] = collect_s + (t3 - t2 if self.pipeline else 0.0)
         out["perf/learn_s"] = t2 - t1
         out["perf/steps_per_s"] = steps / max(t3 - t0, 1e-9)
@@ -668,36 +502,77 @@ class Trainer:
             "game": {k: pack_array(v) for k, v in ahead["game"].items()},
             "pending": {k: pack_array(v) for k, v in ahead["pending"].items()},
             "pool": [{"update": u, "model": s} for u, s in self.pool],
+            "rules": dataclasses.asdict(self.rules),
         }
 
     def checkpoint(self, meta: dict | None = None) -> dict[str, Any]:
+        """The full training checkpoint; refuses (``TrainingDivergedError``) to package a
+        network with non-finite parameters, so a bad one never replaces a good file."""
+        bad = self.non_finite_parameters()
+        if bad:
+            raise TrainingDivergedError(f"parameters {', '.join(bad)} are not finite; "
+                                        "not writing a checkpoint")
         info = {"updates": self.updates, "env_steps": self.env_steps}
         info.update(meta or {})
         return make_checkpoint(self.model, self.cfg, info, self.trainer_state())
 
-    def load_trainer_state(self, ckpt: dict[str, Any]) -> None:
-        if "trainer" not in ckpt:
-            raise ValueError("this checkpoint holds only a model (no trainer state); "
-                             "--resume needs a training checkpoint (checkpoints/latest.pt)")
-        st = ckpt["trainer"]
+    def load_trainer_state(self, ckpt: dict[str, Any], path: str | Path = "checkpoint") -> None:
+        """Continue from a training checkpoint (:func:`torch_agent.load_checkpoint` output).
+
+        Everything read from it is checked against this trainer before use;
+        any problem is a :class:`CheckpointError` naming ``path``.
+        """
+        if not isinstance(ckpt.get("trainer"), dict):
+            raise CheckpointError(f"{path}: holds only a model (no trainer state); --resume "
+                                  "needs a training checkpoint (<logdir>/checkpoints/latest.pt)")
         try:
-            self.model.load_state_dict(ckpt["model"])
+            self._load_trainer_state(ckpt["trainer"], ckpt["model"], path)
+        except CheckpointError:
+            raise
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError,
+                RuntimeError) as exc:
+            raise CheckpointError(f"{path}: cannot resume from it: "
+                                  f"{type(exc).__name__}: {exc}") from exc
+
+    def _load_trainer_state(self, st: dict[str, Any], model: dict[str, Any],
+                            path: str | Path) -> None:
+        self._check_rules(st.get("rules"), path)
+        game = {k: unpack_array(v) for k, v in st["game"].items()}
+        if game["hands"].shape[0] != self.num_games:
+            raise CheckpointError(f"{path}: the checkpoint has {game['hands'].shape[0]} games; "
+                                  f"env.num_games is {self.num_games}")
+        columns = game["sheet_scores"].shape[-1]
+        if columns != self.rules.columns:
+            raise CheckpointError(f"{path}: the checkpoint's games have {columns} score "
+                                  f"columns; this run's rules ({self.cfg['env']['rules']!r}) "
+                                  f"have columns = {self.rules.columns}")
+        pending = {k: unpack_array(v) for k, v in st["pending"].items()}
+        for key, want in empty_pending(self.num_games, self.model.in_dim).items():
+            got = pending.get(key)
+            if got is None or got.shape != want.shape or got.dtype != want.dtype:
+                shown = None if got is None else f"{got.dtype}{list(got.shape)}"
+                raise CheckpointError(f"{path}: pending decisions {key!r} are {shown}, expected "
+                                      f"{want.dtype}{list(want.shape)}")
+        shapes = {k: tuple(v.shape) for k, v in self.model.state_dict().items()}
+        for i, entry in enumerate(st["pool"]):
+            got = {k: tuple(v.shape) for k, v in entry["model"].items()}
+            if got != shapes:
+                raise CheckpointError(f"{path}: pool snapshot {i} does not fit this config's "
+                                      "model section")
+        try:
+            self.model.load_state_dict(model)
             self.actor.load_state_dict(st["actor"])
         except RuntimeError as exc:
-            raise ValueError(f"the checkpoint's network does not fit this config's model "
-                             f"section: {exc}") from exc
+            raise CheckpointError(f"{path}: the checkpoint's network does not fit this "
+                                  f"config's model section: {exc}") from exc
         self.opt.load_state_dict(st["optimizer"])
         self.learn_gen.set_state(st["learn_gen"])
         gen_state = st["torch_gen"]
         self.gen.set_state(gen_state.to(self.gen.device) if self.gen.device.type != "cpu"
                            else gen_state)
         self.rng.bit_generator.state = st["np_rng"]
-        game = {k: unpack_array(v) for k, v in st["game"].items()}
-        if game["hands"].shape[0] != self.num_games:
-            raise ValueError(f"the checkpoint has {game['hands'].shape[0]} games; "
-                             f"env.num_games is {self.num_games}")
-        self.game.load_state_dict(game)
-        self.pending = {k: unpack_array(v) for k, v in st["pending"].items()}
+        self.game.load_state_dict(game)  # validates the game state (ValueError)
+        self.collector.pending = pending
         self.pool = [(int(p["update"]), p["model"]) for p in st["pool"]]
         self._pool_models = {}
         self.updates = int(st["updates"])
@@ -705,154 +580,21 @@ class Trainer:
         self._next = None
         self._ahead_state = None
         self._resume_steps = int(st["ahead_env_steps"])
+        bad = self.non_finite_parameters()
+        if bad:
+            raise CheckpointError(f"{path}: parameters {', '.join(bad)} are not finite")
 
-
-def _posted_points(game: VectorGame, before: np.ndarray, info: dict[str, np.ndarray],
-                   c_div: float) -> np.ndarray:
-    """The engine's ``points`` reward for this step, from the sheets: (B, 2), zero-sum.
-
-    ``before`` is each seat's sheet total (B, 2) before the step; finished
-    matches were reset by the step, their last sheet is in ``final_scores``.
-    """
-    after = game.sheets.scores.sum(axis=2)
-    over = info["match_over"]
-    if over.any():
-        after[over] = info["final_scores"][over].sum(axis=2)
-    delta = (after - before).astype(np.float32)
-    return (delta - delta[:, ::-1]) / c_div
-
-
-# --------------------------------------------------------------------------- statistics
-
-
-class _HandStats:
-    """Hand and match outcomes seen during one rollout."""
-
-    def __init__(self, num_kinds: int) -> None:
-        self.hands = 0
-        self.gin = 0
-        self.knocks = 0
-        self.undercut = 0
-        self.dead = 0
-        self.knock_deadwood = 0
-        self.matches = 0
-        self.vs: dict[str, list[int]] = {}
-
-    def add(self, info: dict[str, np.ndarray], opp_index: np.ndarray, learner_seats: np.ndarray,
-            kinds: list[str]) -> None:
-        ho = info["hand_over"]
-        if not ho.any():
+    def _check_rules(self, saved: Any, path: str | Path) -> None:
+        """The rules the checkpoint was trained with must be this run's (checkpoints
+        written before the rules were saved are checked by their column count only)."""
+        if saved is None:
             return
-        self.hands += int(ho.sum())
-        won = info["hand_winner"] >= 0
-        self.gin += int(info["gin"].sum())
-        self.knocks += int((won & ~info["gin"]).sum())
-        self.undercut += int(info["undercut"].sum())
-        self.dead += int(info["dead_hand"].sum())
-        self.knock_deadwood += int(info["knocker_deadwood"][won].sum())
-        mo = info["match_over"]
-        if mo.any():
-            self.matches += int(mo.sum())
-            rows = np.flatnonzero(mo & (opp_index >= 0))
-            for r in rows:
-                kind = kinds[opp_index[r]]
-                seat = int(np.flatnonzero(learner_seats[r])[0])
-                rec = self.vs.setdefault(kind, [0, 0])
-                rec[0] += int(info["match_winner"][r] == seat)
-                rec[1] += 1
-
-    def summary(self) -> dict[str, float]:
-        h = max(self.hands, 1)
-        k = max(self.gin + self.knocks, 1)
-        out = {
-            "hands/count": float(self.hands),
-            "hands/gin_rate": self.gin / h,
-            "hands/knock_rate": self.knocks / h,
-            "hands/undercut_rate": self.undercut / h,
-            "hands/dead_hand_rate": self.dead / h,
-            "hands/knock_deadwood": self.knock_deadwood / k,
-            "hands/matches": float(self.matches),
-        }
-        for kind, (w, n) in self.vs.items():
-            out[f"train_vs/{kind}_wins"] = float(w)
-            out[f"train_vs/{kind}_matches"] = float(n)
-        return out
-
-
-# --------------------------------------------------------------------------- evaluation
-
-
-def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
-    if n == 0:
-        return (0.0, 1.0)
-    p = wins / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (centre - half, centre + half)
-
-
-def evaluate_duplicate(
-    agent: Any, opponent: Any, matches: int, rules: Any = "friendly", seed: int = 2024,
-    max_steps: int = 100_000,
-) -> dict[str, float]:
-    """``matches`` full Hollywood matches, in duplicate pairs (same deals, seats swapped).
-
-    Returns the agent's match win rate with a 95% Wilson interval, its column
-    and hand win rates, and its average points margin per match.
-    """
-    n = matches // 2
-    if n < 1:
-        raise ValueError("evaluate_duplicate needs at least 2 matches")
-    base = game_seeds(seed, n)
-    rules = load_rules(rules)
-    game = VectorGame(2 * n, rules, seed=np.concatenate([base, base]))
-    seat = np.repeat(np.array([0, 1], np.int64), n)
-    finished = np.zeros(2 * n, bool)
-    winner = np.full(2 * n, -1, np.int64)
-    cols = np.zeros((2 * n, 2), np.int64)
-    points = np.zeros((2 * n, 2), np.int64)
-    hands = np.zeros((2 * n, 2), np.int64)
-    rng = np.random.default_rng(seed)
-    rows_all = np.arange(2 * n)
-    actions = np.zeros(2 * n, np.int64)
-    for _ in range(max_steps):
-        if finished.all():
-            break
-        ob = game.observe()
-        obs, mask = ob["observation"], ob["action_mask"]
-        mover = game.current_player.astype(np.int64)
-        live = ~finished
-        for who, sel in ((agent, live & (mover == seat)), (opponent, live & (mover != seat))):
-            r = np.flatnonzero(sel)
-            if r.size:
-                actions[r] = who.act({"observation": obs[r], "action_mask": mask[r]}, rng=rng)
-        r = np.flatnonzero(finished)
-        if r.size:
-            actions[r] = sample_uniform_legal(mask[r], rng)
-        _, info = game.step(actions)
-        hw = info["hand_winner"].astype(np.int64)
-        won = live & (hw >= 0)
-        np.add.at(hands, (rows_all[won], hw[won]), 1)
-        over = live & info["match_over"]
-        if over.any():
-            r = np.flatnonzero(over)
-            winner[r] = info["match_winner"][r]
-            fs = info["final_scores"][r]
-            cols[r] = (fs >= rules.target).sum(axis=2)
-            points[r] = fs.sum(axis=2)
-            finished |= over
-    else:
-        raise RuntimeError(f"evaluation did not finish within {max_steps} steps")
-    opp_seat = 1 - seat
-    wins = int((winner == seat).sum())
-    lo, hi = wilson(wins, 2 * n)
-    return {
-        "matches": float(2 * n),
-        "win_rate": wins / (2 * n),
-        "ci_low": lo,
-        "ci_high": hi,
-        "column_rate": float(cols[rows_all, seat].sum() / max(cols.sum(), 1)),
-        "hand_rate": float(hands[rows_all, seat].sum() / max(hands.sum(), 1)),
-        "points_margin": float((points[rows_all, seat] - points[rows_all, opp_seat]).mean()),
-    }
+        now = dataclasses.asdict(self.rules)
+        if not isinstance(saved, dict):
+            raise CheckpointError(f"{path}: its saved rules are not a table")
+        diff = [k for k in sorted(set(now) | set(saved)) if saved.get(k) != now.get(k)]
+        if diff:
+            shown = ", ".join(f"{k} = {saved.get(k)!r} in the checkpoint but {now.get(k)!r} now"
+                              for k in diff)
+            raise CheckpointError(f"{path}: the run was trained with other rules than "
+                                  f"env.rules = {self.cfg['env']['rules']!r} gives: {shown}")

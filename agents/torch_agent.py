@@ -4,22 +4,28 @@ A checkpoint is one ``torch.save`` file holding only tensors and plain
 Python values, so it loads with ``torch.load(..., weights_only=True)`` (no
 code runs on load).  Its top level::
 
-    {"format": "hgin-torch-agent", "version": 1,
+    {"format": "hgin-torch-agent", "version": 2,
      "obs_dim": 398, "num_actions": 108,
      "arch": {...},            # PolicyValueNet.from_arch
      "model": state_dict,      # the network's tensors
      "config": {...},          # the training config that made it
      "meta": {...},            # updates, env steps, evaluation results, ...
-     "trainer": {...}}         # optional: optimiser, RNG, engine state (resume)
+     "trainer": {...},         # optional: optimiser, RNG, engine state (resume)
+     "checksums": {...}}       # version 2: a digest of every tensor, and one of the rest
 
 Files are written atomically (a temporary file in the same folder, fsync,
 then rename), so a run killed mid-save leaves the previous checkpoint whole.
+The checksums catch what atomic writes cannot: a file corrupted after it was
+written (a flipped bit in Adam's state loads fine and poisons a resumed run).
+Version 1 files (no checksums) still load, unverified.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +38,9 @@ from hgin_env.observation import OBS_DIM
 from .model import PolicyValueNet, masked_logits, sample_masked
 
 FORMAT = "hgin-torch-agent"
-VERSION = 1
+VERSION = 2
+#: The first version whose files carry checksums.
+CHECKSUM_VERSION = 2
 PRETRAINED_PATH = Path(__file__).resolve().parent / "pretrained" / "hgin_default.pt"
 
 
@@ -126,6 +134,57 @@ def atomic_save(obj: Any, path: str | Path) -> Path:
     return path
 
 
+def _leaves(obj: Any, path: str) -> Iterator[tuple[str, Any]]:
+    """Every leaf of a checkpoint's nested dicts and lists, with its path."""
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            yield from _leaves(value, f"{path}/{key}")
+    elif isinstance(obj, (list, tuple)):
+        for i, value in enumerate(obj):
+            yield from _leaves(value, f"{path}/{i}")
+    else:
+        yield path, obj
+
+
+def _tensor_digest(t: torch.Tensor) -> str:
+    t = t.detach().cpu().contiguous()
+    h = hashlib.blake2b(f"{t.dtype}{tuple(t.shape)}".encode(), digest_size=16)
+    if t.numel():
+        h.update(t.reshape(-1).view(torch.uint8).numpy())
+    return h.hexdigest()
+
+
+def checksums(ckpt: dict[str, Any]) -> dict[str, str]:
+    """A digest per tensor (keyed by its path, e.g. ``model/trunk.0.weight``) and one,
+    under ``"values"``, of every other value (paths, types and reprs)."""
+    out: dict[str, str] = {}
+    rest = hashlib.blake2b(digest_size=16)
+    for path, value in _leaves({k: v for k, v in ckpt.items() if k != "checksums"}, ""):
+        if isinstance(value, torch.Tensor):
+            out[path] = _tensor_digest(value)
+        else:
+            rest.update(f"{path}={type(value).__name__}:{value!r}\n".encode())
+    out["values"] = rest.hexdigest()
+    return out
+
+
+def verify_checksums(ckpt: dict[str, Any], path: str | Path) -> None:
+    """Raise :class:`CheckpointError` naming ``path`` and the first corrupted entry."""
+    stored = ckpt.get("checksums")
+    if not isinstance(stored, dict):
+        raise CheckpointError(f"{path}: checkpoint version {ckpt.get('version')} lacks its "
+                              "checksums table (the file is damaged)")
+    actual = checksums(ckpt)
+    for key in sorted(set(stored) | set(actual)):
+        if key not in actual:
+            raise CheckpointError(f"{path}: tensor {key!r} listed in the checksums is missing "
+                                  "(the file is damaged)")
+        if stored.get(key) != actual[key]:
+            what = "the non-tensor values" if key == "values" else f"tensor {key!r}"
+            raise CheckpointError(f"{path}: checksum mismatch in {what} (the file is "
+                                  "corrupted; use an earlier checkpoint)")
+
+
 def make_checkpoint(
     model: PolicyValueNet,
     config: dict | None = None,
@@ -144,6 +203,7 @@ def make_checkpoint(
     }
     if trainer is not None:
         ckpt["trainer"] = trainer
+    ckpt["checksums"] = checksums(ckpt)
     return ckpt
 
 
@@ -183,6 +243,8 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
                 f"{path}: checkpoint has {key}={ckpt.get(key)!r} but this engine uses {want}; "
                 "it was trained for a different observation/action layout"
             )
+    if version >= CHECKSUM_VERSION:
+        verify_checksums(ckpt, path)
     for key in ("arch", "model"):
         if not isinstance(ckpt.get(key), dict):
             raise CheckpointError(f"{path}: checkpoint lacks its {key!r} table")
@@ -231,5 +293,6 @@ def unpack_array(packed: dict[str, Any]) -> np.ndarray:
 
 
 __all__ = ["FORMAT", "PRETRAINED_PATH", "VERSION", "CheckpointError", "TorchAgent",
-           "atomic_save", "load_checkpoint", "load_torch_agent", "make_checkpoint",
-           "model_from_checkpoint", "pack_array", "save_agent", "unpack_array"]
+           "atomic_save", "checksums", "load_checkpoint", "load_torch_agent", "make_checkpoint",
+           "model_from_checkpoint", "pack_array", "save_agent", "unpack_array",
+           "verify_checksums"]

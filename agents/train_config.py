@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -20,109 +21,184 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from hgin_env.rules import load_rules
+
+from .model import HIDDEN_WIDTH_RANGE, MAX_HIDDEN_LAYERS
+
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs" / "train"
 REWARD_MODES = ("match", "columns", "points")
 OPPONENT_KINDS = ("self_play", "pool", "random", "simple", "strong")
 
 
-def _positive(x: float) -> bool:
-    return x > 0
+#: Upper bounds that keep a typo from asking for absurd memory or time (``env.num_games=1e9``)
+#: and the seeds within what numpy and torch accept.
+MAX_SEED = 2**32 - 1
+MAX_GAMES = 65_536
+MAX_ROLLOUT_STEPS = 4_096
+MAX_STEPS = 10**12
+MAX_MATCHES = 1_000_000
+MAX_WEIGHT = 1e6
+MAX_LR = 1.0
 
 
-def _non_negative(x: float) -> bool:
-    return x >= 0
+def _between(lo: float, hi: float) -> Callable[[Any], bool]:
+    return lambda x: lo <= x <= hi
 
 
-def _fraction(x: float) -> bool:
-    return 0 <= x <= 1
-
-
-def _open_fraction(x: float) -> bool:
-    return 0 < x <= 1
+def _positive_upto(hi: float) -> Callable[[Any], bool]:
+    return lambda x: 0 < x <= hi
 
 
 def _hidden(x: Any) -> bool:
-    return (isinstance(x, list) and 1 <= len(x) <= 4
-            and all(isinstance(h, int) and not isinstance(h, bool) and 8 <= h <= 4096 for h in x))
+    lo, hi = HIDDEN_WIDTH_RANGE
+    return (isinstance(x, list) and 1 <= len(x) <= MAX_HIDDEN_LAYERS
+            and all(isinstance(h, int) and not isinstance(h, bool) and lo <= h <= hi for h in x))
 
 
-#: section -> key -> (type, default, check or None, what the check means)
+def _end_value(x: float) -> bool:
+    return x == -1 or 0 <= x <= MAX_WEIGHT
+
+
+_NUMBER = (int, float)
+_WEIGHT = (_NUMBER, None, _between(0, MAX_WEIGHT), f"a non-negative weight up to {MAX_WEIGHT:g}")
+_END = (_NUMBER, -1.0, _end_value, "the value at the end of the run, or -1 (constant)")
+
+#: section -> key -> (type, default, check or None, what is accepted)
 Spec = tuple[type | tuple[type, ...], Any, Callable[[Any], bool] | None, str]
 SCHEMA: dict[str, dict[str, Spec]] = {
     "run": {
-        "seed": (int, 0, _non_negative, "a non-negative integer"),
-        "total_steps": (int, 2_000_000, _positive, "a positive number of environment steps"),
-        "device": (str, "cpu", lambda x: x == "cpu" or x.startswith("cuda"), "'cpu' or 'cuda[:N]'"),
-        "threads": (int, 1, _non_negative, "torch threads per Python thread (0 = torch default)"),
+        "seed": (int, 0, _between(0, MAX_SEED), f"an integer in 0..{MAX_SEED}"),
+        "total_steps": (int, 2_000_000, _between(1, MAX_STEPS),
+                        f"an integer number of environment steps in 1..{MAX_STEPS:.0e}"),
+        "device": (str, "cpu", lambda x: x == "cpu" or x.startswith("cuda"),
+                   "'cpu' or 'cuda[:N]'"),
+        "threads": (int, 1, _between(0, 1024),
+                    "an integer number of torch threads per Python thread in 0..1024 "
+                    "(0 = torch's default)"),
         "pipeline": (bool, True, None, "true or false (collect the next rollout while learning)"),
-        "checkpoint_every": (int, 20, _positive, "a positive number of updates"),
-        "eval_every": (int, 20, _non_negative, "a number of updates (0 = only at the end)"),
-        "eval_matches": (int, 200, _non_negative, "an even number of matches (duplicate pairs)"),
+        "checkpoint_every": (int, 20, _between(1, MAX_STEPS), "a positive integer of updates"),
+        "eval_every": (int, 20, _between(0, MAX_STEPS),
+                       "a non-negative integer of updates (0 = only at the end)"),
+        "eval_matches": (int, 200, _between(0, MAX_MATCHES),
+                         f"an even integer number of matches in 0..{MAX_MATCHES} "
+                         "(duplicate pairs)"),
         "eval_opponents": (list, ["random", "simple", "strong"],
                            lambda x: all(isinstance(o, str) and o for o in x),
                            "a list of agent specs"),
-        "final_eval_matches": (int, 400, _non_negative, "an even number of matches"),
+        "final_eval_matches": (int, 400, _between(0, MAX_MATCHES),
+                               f"an even integer number of matches in 0..{MAX_MATCHES}"),
     },
     "env": {
-        "rules": (str, "friendly", None, "a rules profile name or path"),
+        "rules": (str, "friendly", None, "a rules profile name or a rules TOML file"),
         "reward": (str, "columns", lambda x: x in REWARD_MODES, f"one of {REWARD_MODES}"),
-        "points_coef": ((int, float), 0.0, _non_negative,
+        "points_coef": (_NUMBER, 0.0, _between(0, MAX_WEIGHT),
                         "a non-negative weight of the shaped points reward"),
-        "points_coef_end": ((int, float), -1.0, lambda x: x == -1 or x >= 0,
-                            "the weight at the end of the run (-1 = constant)"),
-        "num_games": (int, 1024, _positive, "a positive number of games"),
-        "rollout_steps": (int, 32, lambda x: x >= 2, "at least 2 steps"),
+        "points_coef_end": _END,
+        "num_games": (int, 1024, _between(1, MAX_GAMES),
+                      f"an integer number of games in 1..{MAX_GAMES}"),
+        "rollout_steps": (int, 32, _between(2, MAX_ROLLOUT_STEPS),
+                          f"an integer number of steps in 2..{MAX_ROLLOUT_STEPS}"),
     },
     "model": {
-        "hidden": (list, [256, 128], _hidden, "a list of 1-4 layer widths in 8..4096"),
+        "hidden": (list, [256, 128], _hidden,
+                   f"a list of 1..{MAX_HIDDEN_LAYERS} integer layer widths in "
+                   f"{HIDDEN_WIDTH_RANGE[0]}..{HIDDEN_WIDTH_RANGE[1]}"),
         "card_head": (bool, True, None, "true or false"),
         "features": (str, "draw", lambda x: x in ("none", "draw", "knock"),
                      "'none', 'draw' or 'knock' (draw plus knock features)"),
         "knock_gate": (bool, False, None, "true or false (knock-or-not as one bounded choice)"),
     },
     "ppo": {
-        "lr": ((int, float), 3e-4, _positive, "a positive learning rate"),
-        "lr_end": ((int, float), -1.0, lambda x: x == -1 or x > 0,
-                   "the learning rate at the end of the run (-1 = constant)"),
-        "gamma": ((int, float), 0.995, _fraction, "a discount in [0, 1]"),
-        "gae_lambda": ((int, float), 0.95, _fraction, "a value in [0, 1]"),
-        "clip": ((int, float), 0.2, _positive, "a positive clip range"),
-        "epochs": (int, 2, _positive, "a positive number of epochs"),
-        "minibatch_size": (int, 8192, _positive, "a positive number of samples"),
-        "ent_coef": ((int, float), 0.01, _non_negative, "a non-negative weight"),
-        "ent_coef_end": ((int, float), -1.0, lambda x: x == -1 or x >= 0,
-                         "the entropy weight at the end of the run (-1 = constant)"),
-        "knock_ent_coef": ((int, float), 0.0, _non_negative,
+        "lr": (_NUMBER, 3e-4, _positive_upto(MAX_LR), f"a learning rate in (0, {MAX_LR:g}]"),
+        "lr_end": (_NUMBER, -1.0, lambda x: x == -1 or 0 < x <= MAX_LR,
+                   f"the learning rate at the end of the run, in (0, {MAX_LR:g}], "
+                   "or -1 (constant)"),
+        "gamma": (_NUMBER, 0.995, _between(0, 1), "a discount in [0, 1]"),
+        "gae_lambda": (_NUMBER, 0.95, _between(0, 1), "a value in [0, 1]"),
+        "clip": (_NUMBER, 0.2, _positive_upto(10), "a clip range in (0, 10]"),
+        "epochs": (int, 2, _between(1, 1000), "an integer number of epochs in 1..1000"),
+        "minibatch_size": (int, 8192, _between(1, MAX_GAMES * MAX_ROLLOUT_STEPS),
+                           "a positive integer number of samples"),
+        "ent_coef": (_NUMBER, 0.01, _between(0, MAX_WEIGHT), "a non-negative weight"),
+        "ent_coef_end": _END,
+        "knock_ent_coef": (_NUMBER, 0.0, _between(0, MAX_WEIGHT),
                            "a non-negative weight of the knock-or-not entropy bonus"),
-        "knock_ent_coef_end": ((int, float), -1.0, lambda x: x == -1 or x >= 0,
-                               "the knock entropy weight at the end of the run (-1 = constant)"),
-        "vf_coef": ((int, float), 0.5, _non_negative, "a non-negative weight"),
-        "max_grad_norm": ((int, float), 0.5, _positive, "a positive norm"),
-        "target_kl": ((int, float), 0.0, _non_negative, "0 (off) or a positive KL bound"),
+        "knock_ent_coef_end": _END,
+        "vf_coef": (_NUMBER, 0.5, _between(0, MAX_WEIGHT), "a non-negative weight"),
+        "max_grad_norm": (_NUMBER, 0.5, _positive_upto(MAX_WEIGHT), "a positive norm"),
+        "target_kl": (_NUMBER, 0.0, _between(0, 10), "0 (off) or a KL bound up to 10"),
         "normalize_advantages": (bool, True, None, "true or false"),
     },
     "imitation": {
-        "teacher": (str, "none", lambda x: x in ("none", "simple", "strong"),
-                    "'none', 'simple' or 'strong'"),
-        "steps": (int, 0, _non_negative,
-                  "a non-negative number of environment steps (the first ones of the run)"),
-        "lr": ((int, float), 1e-3, _positive, "a positive learning rate (imitation phase)"),
+        "teacher": (str, "none", None, "'none' or an agent spec (e.g. 'strong')"),
+        "steps": (int, 0, _between(0, MAX_STEPS),
+                  "a non-negative integer number of environment steps (the first ones of "
+                  "the run)"),
+        "lr": (_NUMBER, 1e-3, _positive_upto(MAX_LR),
+               f"a learning rate in (0, {MAX_LR:g}] (imitation phase)"),
+        "kickstart_steps": (int, 0, _between(0, MAX_STEPS),
+                            "a non-negative integer number of environment steps after the "
+                            "imitation phase during which PPO keeps the teacher's moves as a "
+                            "target (0 = off)"),
+        "kickstart_coef": (_NUMBER, 0.0, _between(0, MAX_WEIGHT),
+                           "the weight of that target when PPO starts; it falls linearly to 0"),
     },
     "opponents": {
-        "self_play": ((int, float), 0.5, _non_negative, "a non-negative weight"),
-        "pool": ((int, float), 0.3, _non_negative, "a non-negative weight"),
-        "random": ((int, float), 0.0, _non_negative, "a non-negative weight"),
-        "simple": ((int, float), 0.1, _non_negative, "a non-negative weight"),
-        "strong": ((int, float), 0.1, _non_negative, "a non-negative weight"),
-        **{f"{kind}_end": ((int, float), -1.0, lambda x: x == -1 or x >= 0,
-                           "the weight at the end of the run (-1 = constant)")
-           for kind in OPPONENT_KINDS},
-        "blocks": (int, 16, _positive, "a positive number of game blocks"),
-        "snapshot_every": (int, 10, _positive, "a positive number of updates"),
-        "pool_size": (int, 8, _positive, "a positive number of snapshots"),
+        **{kind: (_WEIGHT[0], default, _WEIGHT[2], _WEIGHT[3])
+           for kind, default in (("self_play", 0.5), ("pool", 0.3), ("random", 0.0),
+                                 ("simple", 0.1), ("strong", 0.1))},
+        **{f"{kind}_end": _END for kind in OPPONENT_KINDS},
+        "blocks": (int, 16, _between(1, MAX_GAMES), "a positive integer number of game blocks"),
+        "snapshot_every": (int, 10, _between(1, MAX_STEPS), "a positive integer of updates"),
+        "pool_size": (int, 8, _between(1, 1000), "an integer number of snapshots in 1..1000"),
         "pool_greedy": (bool, False, None, "true or false"),
     },
 }
+
+
+#: Config keys whose values are agent specs (``agents.make_agent``), one or a list.
+AGENT_SPEC_KEYS = (("run", "eval_opponents"), ("imitation", "teacher"))
+
+
+def check_agent_spec(key: str, spec: Any) -> None:
+    """Raise ``ValueError`` naming ``key`` and ``spec`` unless ``make_agent(spec)`` can
+    build it: a known name, ``pretrained`` with its file shipped, or ``ckpt:PATH`` with
+    an existing file.  Checked when the config loads, not when the agent is first used."""
+    from . import AGENT_SPECS, PRETRAINED_PATH
+
+    accepted = ", ".join(AGENT_SPECS)
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"bad value for config key {key}: {spec!r} is not an agent spec "
+                         f"(accepted: {accepted})")
+    text = spec.strip()
+    names = {s for s in AGENT_SPECS if ":" not in s}
+    prefixes = tuple(s.split(":", 1)[0] + ":" for s in AGENT_SPECS if ":" in s)
+    if text.lower() in names:
+        if text.lower() == "pretrained" and not PRETRAINED_PATH.is_file():
+            raise ValueError(f"bad value for config key {key}: agent spec {spec!r} needs "
+                             f"{PRETRAINED_PATH}, which does not exist")
+        return
+    prefix = next((p for p in prefixes if text.lower().startswith(p)), None)
+    if prefix is None:
+        raise ValueError(f"bad value for config key {key}: unknown agent spec {spec!r} "
+                         f"(accepted: {accepted})")
+    path = text[len(prefix) :]
+    if not path:
+        raise ValueError(f"bad value for config key {key}: agent spec {spec!r} lacks its "
+                         f"path (e.g. {prefix}runs/quick/agent_best.pt)")
+    if not Path(path).is_file():
+        raise ValueError(f"bad value for config key {key}: agent spec {spec!r}: "
+                         f"checkpoint file {path!r} not found")
+
+
+def _check_agent_specs(cfg: dict[str, dict[str, Any]]) -> None:
+    for section, key in AGENT_SPEC_KEYS:
+        value = cfg[section][key]
+        if isinstance(value, list):
+            for i, spec in enumerate(value):
+                check_agent_spec(f"{section}.{key}[{i}]", spec)
+        elif not (section == "imitation" and value == "none"):
+            check_agent_spec(f"{section}.{key}", value)
 
 
 def defaults() -> dict[str, dict[str, Any]]:
@@ -130,7 +206,15 @@ def defaults() -> dict[str, dict[str, Any]]:
             for sec, keys in SCHEMA.items()}
 
 
+def _bad(section: str, key: str, value: Any, meaning: str, why: str = "") -> ValueError:
+    return ValueError(f"bad value for config key {section}.{key}: {value!r}"
+                      f"{' (' + why + ')' if why else ''}; accepted: {meaning}")
+
+
 def _check(section: str, key: str, value: Any) -> Any:
+    """``value`` for ``section.key``, converted (an integral float to an int, an int to a
+    float where floats are wanted); ``ValueError`` naming the key, the value and what is
+    accepted otherwise."""
     if section not in SCHEMA:
         raise ValueError(f"unknown config section [{section}] "
                          f"(known: {', '.join(SCHEMA)})")
@@ -139,13 +223,17 @@ def _check(section: str, key: str, value: Any) -> Any:
                          f"(known in [{section}]: {', '.join(SCHEMA[section])})")
     types, _, check, meaning = SCHEMA[section][key]
     wanted = types if isinstance(types, tuple) else (types,)
+    given = value
     if isinstance(value, bool) and bool not in wanted:
-        ok_type = False
-    else:
-        ok_type = isinstance(value, wanted)
-    if not ok_type or (check is not None and not check(value)):
-        raise ValueError(f"bad value for config key {section}.{key}: {value!r} "
-                         f"(expected {meaning})")
+        raise _bad(section, key, value, meaning)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise _bad(section, key, value, meaning, "not a finite number")
+    if wanted == (int,) and isinstance(value, float):
+        if not value.is_integer():
+            raise _bad(section, key, value, meaning, "not an integer")
+        value = int(value)  # 1e5 is the integer 100000
+    if not isinstance(value, wanted) or (check is not None and not check(value)):
+        raise _bad(section, key, given, meaning)
     if float in wanted and isinstance(value, int):
         value = float(value)
     return value
@@ -165,20 +253,39 @@ def validate(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
         for key, value in keys.items():
             out[section][key] = _check(section, key, value)
     _cross_checks(out)
+    _check_agent_specs(out)
     return out
 
 
 def _cross_checks(cfg: dict[str, dict[str, Any]]) -> None:
+    """Checks that involve more than one key (each message names the keys)."""
     opp = cfg["opponents"]
     for suffix in ("", "_end"):
         weights = [opp[k] if opp[f"{k}_end"] < 0 or not suffix else opp[f"{k}_end"]
                    for k in OPPONENT_KINDS]
         if sum(weights) <= 0:
-            raise ValueError(f"config: the opponents.*{suffix} weights "
-                             f"({', '.join(OPPONENT_KINDS)}) must not all be zero")
-    if cfg["run"]["eval_matches"] % 2 or cfg["run"]["final_eval_matches"] % 2:
-        raise ValueError("bad value for config key run.eval_matches/final_eval_matches: "
-                         "must be even (duplicate pairs)")
+            raise ValueError(f"bad values for config keys opponents.*{suffix}: the weights "
+                             f"({', '.join(OPPONENT_KINDS)}) are all zero; accepted: "
+                             "non-negative weights, at least one of them positive")
+    run, env = cfg["run"], cfg["env"]
+    per_update = env["num_games"] * env["rollout_steps"]
+    if run["total_steps"] < per_update:
+        raise ValueError(f"bad value for config key run.total_steps: {run['total_steps']} is "
+                         f"less than one update (env.num_games x env.rollout_steps = "
+                         f"{per_update}); accepted: at least {per_update} steps")
+    for key in ("eval_matches", "final_eval_matches"):
+        if run[key] % 2:
+            raise _bad("run", key, run[key], SCHEMA["run"][key][3], "odd")
+    if run["eval_every"] > 0 and run["eval_matches"] == 0:
+        raise ValueError("bad value for config key run.eval_matches: 0 while run.eval_every "
+                         f"is {run['eval_every']}; accepted: a positive even number of "
+                         "matches, or run.eval_every = 0 to skip the periodic evaluations")
+    rules = cfg["env"]["rules"]
+    try:
+        load_rules(rules)
+    except (ValueError, OSError) as exc:
+        raise ValueError(f"bad value for config key env.rules: {rules!r} ({exc}); "
+                         f"accepted: {SCHEMA['env']['rules'][3]}") from exc
 
 
 def load_config(path: str | Path | None, overrides: Iterable[str] = ()) -> dict[str, Any]:

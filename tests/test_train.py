@@ -10,15 +10,18 @@ import numpy as np
 import pytest
 import torch
 
+from agents.arena import duplicate_rates
 from agents.model import PolicyValueNet, logp_entropy, sample_masked
-from agents.ppo import Trainer, evaluate_duplicate, stream_gae
+from agents.ppo import Trainer
 from agents.random_agent import RandomAgent
+from agents.rollout import RolloutBuffers, stream_gae
 from agents.torch_agent import (
     FORMAT,
     PRETRAINED_PATH,
     CheckpointError,
     TorchAgent,
     atomic_save,
+    checksums,
     load_checkpoint,
     load_torch_agent,
     make_checkpoint,
@@ -223,7 +226,7 @@ def test_every_self_play_decision_is_trained_once() -> None:
 
 def test_points_shaping_matches_the_engine_points_reward() -> None:
     from agents import make_agent
-    from agents.ppo import _posted_points
+    from agents.rollout import posted_points
 
     player = make_agent("simple")  # knocks at once: many hands and some matches end
     a = VectorGame(128, seed=9, reward="points")
@@ -234,7 +237,7 @@ def test_points_shaping_matches_the_engine_points_reward() -> None:
         before = b.sheets.scores.sum(axis=2)
         ra, _ = a.step(acts)
         _, info = b.step(acts)
-        mine = _posted_points(b, before, info, float(b.rules.target * b.rules.columns))
+        mine = posted_points(b, before, info, float(b.rules.target * b.rules.columns))
         np.testing.assert_allclose(mine, ra, atol=1e-6)
         seen += np.abs(ra).sum()
         ended += info["match_over"].sum()
@@ -370,6 +373,7 @@ def test_bad_checkpoints_give_clear_errors(tmp_path: Path, kind: str) -> None:
     else:
         bad = dict(good)
         bad["model"] = {k: v[..., :1] for k, v in good["model"].items()}
+        bad["checksums"] = checksums(bad)  # a consistent file whose weights do not fit
         torch.save(bad, path)
         match = "does not match"
     with pytest.raises(CheckpointError, match=match):
@@ -407,8 +411,8 @@ def test_pretrained_agent_loads_and_beats_random() -> None:
 
     assert PRETRAINED_PATH.stat().st_size <= 5 * 1024 * 1024
     agent = make_agent("pretrained")
-    res = evaluate_duplicate(agent, RandomAgent(0), 20, seed=1)
-    assert res["win_rate"] >= 0.9
+    res = duplicate_rates(agent, RandomAgent(0), 20, seed=1)
+    assert res["match"]["rate"] >= 0.9
 
 
 # --------------------------------------------------------------------------- config
@@ -464,7 +468,7 @@ def test_knock_features_match_brute_force() -> None:
     from agents.model import knock_features
     from hgin_env import actions as A
     from hgin_env.melds import min_deadwood
-    from hgin_env.observation import observation_spec
+    from hgin_env.observation import DEADWOOD_SCALE, KNOCK_LIMIT_SCALE, observation_spec
 
     spec = observation_spec()
     game = VectorGame(64, seed=4, rules="classic")  # classic forbids discarding the taken card
@@ -484,9 +488,9 @@ def test_knock_features_match_brute_force() -> None:
             masks = np.array([sum(1 << int(d) for d in hand if d != c) for c in legal],
                              np.uint64)
             best = int(min_deadwood(masks).min())
-            limit = round(float(obs[r, spec["knock_limit"].start]) * 10)
+            limit = round(float(obs[r, spec["knock_limit"].start]) * KNOCK_LIMIT_SCALE)
             assert feats[r, 0] == 1
-            assert round(float(feats[r, 1]) * 100) == best
+            assert round(float(feats[r, 1]) * DEADWOOD_SCALE) == best
             assert feats[r, 2] == (best <= limit) == mask[r, A.KNOCK : A.DRAW_STOCK].any()
             assert feats[r, 3] == (best == 0)
             assert feats[r, 4] == pytest.approx(obs[r, spec["opponent_known"]].sum() / 10)
@@ -518,8 +522,9 @@ def test_imitation_phase_plays_and_learns_the_teachers_moves() -> None:
     trainer = Trainer(cfg)
     sched = trainer.schedule()
     assert sched["imitate"] == 1.0
-    batch = trainer.collect(trainer.assign_opponents(), trainer._bufs[0], sched)
-    bufs, idx = batch["bufs"], batch["idx"]
+    batch = trainer.collect(trainer.assign_opponents(), RolloutBuffers(4096, trainer.model.in_dim),
+                            sched)
+    bufs, idx = batch.buffers, batch.rows
     assert idx.numel() > 50
     obs = bufs.obs[idx, :OBS_DIM].numpy()
     mask = bufs.mask[idx].numpy()
@@ -547,3 +552,363 @@ def test_card_logits_equal_the_feature_form() -> None:
     coef = torch.randn(64, 2, model.card_features, generator=gen)
     reference = torch.bmm(coef, model._card_feats(x)).view(64, -1)
     torch.testing.assert_close(model._card_logits(coef, x), reference, rtol=1e-5, atol=1e-5)
+
+
+# --------------------------------------------------------------------------- agent specs
+
+
+def test_agent_specs_are_checked_when_the_config_loads(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"run\.eval_opponents\[1\].*'strnog'.*accepted"):
+        tiny_config(run={"eval_opponents": ["random", "strnog"]})
+    with pytest.raises(ValueError, match=r"run\.eval_opponents\[0\].*ckpt:.*not found"):
+        tiny_config(run={"eval_opponents": [f"ckpt:{tmp_path / 'missing.pt'}"]})
+    with pytest.raises(ValueError, match=r"run\.eval_opponents\[0\].*lacks its path"):
+        tiny_config(run={"eval_opponents": ["ckpt:"]})
+    with pytest.raises(ValueError, match=r"imitation\.teacher.*'grandmaster'"):
+        tiny_config(imitation={"teacher": "grandmaster"})
+    with pytest.raises(ValueError, match=r"run\.eval_opponents"):
+        load_config("quick", ["run.eval_opponents=['simple', 'nope']"])
+    path = save_agent(tmp_path / "a.pt", PolicyValueNet(hidden=[8]))
+    cfg = tiny_config(run={"eval_opponents": ["heuristic", f"ckpt:{path}"]},
+                      imitation={"teacher": f"ckpt:{path}", "steps": 10})
+    assert cfg["imitation"]["teacher"] == f"ckpt:{path}"
+
+
+def test_make_baseline_never_substitutes_the_random_agent(tmp_path: Path) -> None:
+    from agents.ppo import make_baseline
+
+    assert make_baseline("strong").name == "strong"
+    with pytest.raises(ValueError, match="unknown agent spec 'strnog'"):
+        make_baseline("strnog")
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"not a checkpoint")
+    with pytest.raises(CheckpointError, match=r"bad\.pt"):
+        make_baseline(f"ckpt:{bad}")
+
+
+# --------------------------------------------------------------------------- reliability
+
+
+TINY_TOML = (
+    "[run]\nseed = 1\ntotal_steps = 256\nthreads = 1\ncheckpoint_every = 1\n"
+    "eval_every = 0\neval_matches = 2\nfinal_eval_matches = 0\n"
+    'eval_opponents = ["random"]\n'
+    "[env]\nnum_games = 16\nrollout_steps = 8\nrules = {rules}\n"
+    "[model]\nhidden = [16]\n[ppo]\nminibatch_size = 64\n"
+    "[opponents]\nsnapshot_every = 1\nsimple = 0.2\nstrong = 0.0\nblocks = 4\n"
+)
+
+
+def tiny_run(tmp_path: Path, rules: str = '"friendly"') -> tuple[Path, Path]:
+    """A finished two-update run: (its config file, its log directory)."""
+    import train
+
+    cfg_path = tmp_path / "tiny.toml"
+    cfg_path.write_text(TINY_TOML.format(rules=rules))
+    logdir = tmp_path / "run"
+    assert train.main(["--config", str(cfg_path), "--logdir", str(logdir),
+                       "--no-progress"]) == 0
+    return cfg_path, logdir
+
+
+def test_non_finite_values_stop_training_and_keep_the_last_checkpoint(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    import train
+
+    _, logdir = tiny_run(tmp_path)
+    latest = logdir / "checkpoints" / "latest.pt"
+    ckpt = load_checkpoint(latest)
+    # A consistent file (checksums recomputed) whose Adam state holds NaNs.
+    for state in ckpt["trainer"]["optimizer"]["state"].values():
+        state["exp_avg"].fill_(float("nan"))
+    ckpt["checksums"] = checksums(ckpt)
+    atomic_save(ckpt, latest)
+    before = latest.read_bytes()
+    capsys.readouterr()
+    code = train.main(["--resume", str(latest), "--total-steps", "512", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "training diverged" in err and "not finite" in err and "was kept" in err
+    assert latest.read_bytes() == before
+
+
+def test_divergence_is_caught_before_the_step() -> None:
+    from agents.ppo import TrainingDivergedError
+
+    trainer = Trainer(tiny_config(run={"pipeline": False}))
+    trainer.update()
+    for group in trainer.opt.param_groups:  # what ppo.lr = inf would do, past the config check
+        group["lr"] = float("inf")
+    trainer.cfg = {**trainer.cfg, "ppo": {**trainer.cfg["ppo"], "lr": float("inf")}}
+    with pytest.raises(TrainingDivergedError, match=r"not finite|loss is|gradient norm"):
+        trainer.update()
+    with pytest.raises(TrainingDivergedError, match="not writing a checkpoint"):
+        trainer.checkpoint()
+
+
+@pytest.mark.parametrize("override", ["ppo.lr=inf", "ppo.lr=nan", "run.seed=1e23",
+                                      "run.seed=-1", "env.num_games=1e9", "ppo.lr=5.0",
+                                      "imitation.lr=inf", "ppo.max_grad_norm=inf"])
+def test_absurd_config_values_are_rejected(override: str) -> None:
+    key = override.split("=")[0]
+    with pytest.raises(ValueError, match=rf"{key.replace('.', r'[.]')}.*accepted"):
+        load_config("quick", [override])
+
+
+def test_a_flipped_byte_is_a_checkpoint_error(tmp_path: Path) -> None:
+    model = PolicyValueNet(hidden=[24])
+    path = save_agent(tmp_path / "agent.pt", model)
+    raw = bytearray(path.read_bytes())
+    weights = model.state_dict()["trunk.0.weight"].numpy().tobytes()
+    at = bytes(raw).find(weights[:64])
+    assert at > 0
+    raw[at + 8 : at + 12] = b"\xff\x7f\x00\x01"
+    path.write_bytes(bytes(raw))
+    with pytest.raises(CheckpointError, match=r"agent\.pt.*checksum mismatch.*trunk\.0\.weight"):
+        load_checkpoint(path)
+
+
+def test_huge_architecture_fails_fast(tmp_path: Path) -> None:
+    import time
+
+    good = make_checkpoint(PolicyValueNet(hidden=[8]))
+    bad = {**good, "arch": {**good["arch"], "hidden": [1_000_000, 4096]}}
+    bad["checksums"] = checksums(bad)
+    path = tmp_path / "huge.pt"
+    torch.save(bad, path)
+    start = time.perf_counter()
+    with pytest.raises(CheckpointError, match=r"huge\.pt.*hidden sizes.*8\.\.4096"):
+        load_torch_agent(path)
+    assert time.perf_counter() - start < 2.0
+    with pytest.raises(ValueError, match="hidden sizes"):
+        PolicyValueNet(hidden=[8, 8, 8, 8, 8])
+
+
+def test_resume_errors_name_the_file_and_the_setting(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture) -> None:
+    import train
+
+    rules = tmp_path / "rules.toml"
+    rules.write_text('profile = "friendly"\ncolumns = 3\n')
+    cfg_path, logdir = tiny_run(tmp_path, rules=f'"{rules}"')
+    latest = logdir / "checkpoints" / "latest.pt"
+    resume = ["--resume", str(latest), "--total-steps", "512", "--no-progress"]
+    capsys.readouterr()
+    assert train.main([*resume, "--set", "model.hidden=[32]"]) == 2
+    assert "model.hidden" in capsys.readouterr().err
+    rules.write_text('profile = "friendly"\ncolumns = 1\n')  # the rules changed under the run
+    assert train.main(resume) == 2
+    err = capsys.readouterr().err
+    assert "latest.pt" in err and "columns = 3 in the checkpoint but 1 now" in err
+    rules.write_text('profile = "friendly"\ncolumns = 3\n')
+    # A game state the engine refuses (or cannot hold) is the checkpoint's fault.
+    ckpt = load_checkpoint(latest)
+    hands = ckpt["trainer"]["game"]["hands"]["data"]
+    ckpt["trainer"]["game"]["hands"]["data"] = torch.cat([hands, hands[:, :1]], dim=1)
+    ckpt["checksums"] = checksums(ckpt)
+    broken = tmp_path / "broken.pt"
+    atomic_save(ckpt, broken)
+    trainer = Trainer(load_config(cfg_path))
+    with pytest.raises(CheckpointError, match=r"broken\.pt"):
+        trainer.load_trainer_state(load_checkpoint(broken), broken)
+
+
+def test_a_second_run_into_a_locked_logdir_is_refused(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture) -> None:
+    from filelock import FileLock
+
+    import train
+
+    cfg_path = tmp_path / "tiny.toml"
+    cfg_path.write_text(TINY_TOML.format(rules='"friendly"'))
+    logdir = tmp_path / "run"
+    logdir.mkdir()
+    with FileLock(str(logdir / ".train.lock")):
+        assert train.main(["--config", str(cfg_path), "--logdir", str(logdir),
+                           "--no-progress"]) == 2
+    assert "another training run is using" in capsys.readouterr().err
+    assert not (logdir / "config.toml").exists()
+
+
+def test_orphan_temporaries_are_removed_on_the_next_start(tmp_path: Path) -> None:
+    import train
+
+    _, logdir = tiny_run(tmp_path)
+    orphan = logdir / "checkpoints" / ".latest.pt.x1y2.tmp"
+    orphan.write_bytes(b"\0" * 1000)
+    assert train.main(["--resume", str(logdir / "checkpoints" / "latest.pt"),
+                       "--total-steps", "384", "--no-progress"]) == 0
+    assert not orphan.exists()
+
+
+def test_eval_matches_zero_needs_eval_every_zero() -> None:
+    with pytest.raises(ValueError, match=r"run\.eval_matches.*run\.eval_every"):
+        tiny_config(run={"eval_every": 2, "eval_matches": 0})
+    assert tiny_config(run={"eval_every": 0, "eval_matches": 0})["run"]["eval_matches"] == 0
+
+
+def _train_process(tmp_path: Path, *extra: str, stdout=None):
+    import subprocess
+    import sys
+
+    cfg_path = tmp_path / "slow.toml"
+    cfg_path.write_text(TINY_TOML.format(rules='"friendly"').replace(
+        "total_steps = 256", "total_steps = 1024000"))
+    return subprocess.Popen(
+        [sys.executable, str(ROOT / "train.py"), "--config", str(cfg_path), "--logdir",
+         str(tmp_path / "proc"), "--no-progress", *extra],
+        cwd=ROOT, stdout=stdout, stderr=subprocess.PIPE, text=True,
+        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+
+
+def test_ctrl_c_during_startup_is_one_line(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    proc = _train_process(tmp_path)
+    time.sleep(0.3)  # still importing torch
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert "Traceback" not in err and err.strip().count("\n") == 0, err
+
+
+def test_piping_into_head_is_one_line(tmp_path: Path) -> None:
+    import subprocess
+
+    proc = _train_process(tmp_path, stdout=subprocess.PIPE)
+    assert proc.stdout is not None
+    first = proc.stdout.readline()
+    assert first.startswith("update 1")
+    proc.stdout.close()  # what `head -1` does after its line
+    err = proc.stderr.read()
+    proc.wait(timeout=120)
+    assert proc.returncode == 141
+    assert "Traceback" not in err, err
+    assert (tmp_path / "proc" / "checkpoints" / "latest.pt").exists()
+
+
+# --------------------------------------------------------------------------- progress, exit codes
+
+
+def test_status_line_labels_its_figures() -> None:
+    import train
+
+    out = {"imitation/accuracy": 0.92, "loss/entropy": 1.234}
+    line = train.status_line(out, 12_300.0, {"simple": {"win_rate": 0.66},
+                                             "strong": {"win_rate": 0.52}}, 25)
+    assert "imitation (teacher-move accuracy 92%)" in line
+    assert "eval at update 25: match wins vs simple 66%, strong 52%" in line
+    assert "12.3k steps/s" in line and "entropy 1.23" in line
+    assert "imitation" not in train.status_line({"loss/entropy": 1.0}, 1.0, {}, 0)
+
+
+def test_budget_is_not_overshot_and_the_clock_survives_resume(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    import train
+
+    cfg_path = tmp_path / "tiny.toml"
+    cfg_path.write_text(TINY_TOML.format(rules='"friendly"'))
+    logdir = tmp_path / "run"
+    # 16 games x 8 steps = 128 per update: 300 allows two whole updates.
+    assert train.main(["--config", str(cfg_path), "--logdir", str(logdir), "--no-progress",
+                       "--total-steps", "300"]) == 0
+    out = capsys.readouterr().out
+    assert "the run ends at 256 steps" in out
+    assert "256/256 steps" in out and "ETA 0.0 min" in out and "-0.0" not in out
+    latest = logdir / "checkpoints" / "latest.pt"
+    first = load_checkpoint(latest)
+    assert first["meta"]["env_steps"] == 256
+    elapsed = first["meta"]["elapsed_s"]
+    assert elapsed > 0
+    assert train.main(["--resume", str(latest), "--total-steps", "3.84e2",
+                       "--no-progress"]) == 0
+    second = load_checkpoint(latest)["meta"]
+    assert second["env_steps"] == 384 and second["elapsed_s"] > elapsed
+
+
+def test_ctrl_c_during_training_saves_and_exits_130(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+
+    proc = _train_process(tmp_path, stdout=subprocess.PIPE)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().startswith("update 1")
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130
+    assert "resume with" in err and "Traceback" not in err
+    assert load_checkpoint(tmp_path / "proc" / "checkpoints" / "latest.pt")["meta"][
+        "reason"] == "stopped"
+
+
+def test_config_errors_name_key_value_and_what_is_accepted() -> None:
+    assert load_config("quick", ["run.total_steps=1e5"])["run"]["total_steps"] == 100_000
+    with pytest.raises(ValueError, match=r"run\.total_steps: 100000\.5 \(not an integer\); "
+                                         r"accepted: an integer"):
+        load_config("quick", ["run.total_steps=100000.5"])
+    with pytest.raises(ValueError, match=r"env\.rules: 'nope' .*unknown rules.*accepted"):
+        load_config("quick", ["env.rules=nope"])
+    with pytest.raises(ValueError, match=r"env\.num_games: 'many'; accepted: an integer"):
+        load_config("quick", ["env.num_games=many"])
+    with pytest.raises(ValueError, match=r"run\.total_steps.*less than one update"):
+        load_config("quick", ["run.total_steps=1000"])
+
+
+def test_cli_integer_flags_accept_integral_floats() -> None:
+    import train
+
+    assert train.parse_args(["--total-steps", "1e5", "--seed", "7"]).total_steps == 100_000
+    with pytest.raises(SystemExit):
+        train.parse_args(["--total-steps", "1.5"])
+
+
+def test_kickstart_keeps_the_teacher_as_a_fading_target() -> None:
+    from agents import make_agent
+
+    cfg = tiny_config(imitation={"teacher": "simple", "steps": 128, "kickstart_steps": 256,
+                                 "kickstart_coef": 0.5}, run={"pipeline": False})
+    trainer = Trainer(cfg)
+    assert trainer.schedule(0)["imitate"] == 1.0 and "kickstart" not in trainer.schedule(0)
+    assert trainer.schedule(128)["kickstart"] == pytest.approx(0.5)
+    assert trainer.schedule(256)["kickstart"] == pytest.approx(0.25)
+    assert "kickstart" not in trainer.schedule(384)
+    trainer.update()  # imitation
+    sched = trainer.schedule()
+    batch = trainer.collect(trainer.assign_opponents(), RolloutBuffers(4096, trainer.model.in_dim),
+                            sched)
+    bufs, idx = batch.buffers, batch.rows
+    labelled = idx[bufs.teacher[idx] >= 0]
+    assert labelled.numel() > 50
+    obs = bufs.obs[labelled, :OBS_DIM].numpy()
+    mask = bufs.mask[labelled].numpy()
+    teacher = make_agent("simple").act({"observation": obs, "action_mask": mask})
+    np.testing.assert_array_equal(bufs.teacher[labelled].numpy(), teacher)
+    out = trainer.learn(batch)
+    assert "loss/kickstart" in out and out["loss/kickstart"] > 0
+
+
+def test_imitation_phase_does_not_depend_on_the_budget_or_kickstart(tmp_path: Path) -> None:
+    """Why a run can be measured as imitation + a resumed PPO continuation: imitating for
+    the whole budget, then resuming with a larger one and kickstarting, trains exactly the
+    network one continuous run does."""
+    def config(total: int, kick: int) -> dict:
+        return tiny_config(run={"total_steps": total},
+                           imitation={"teacher": "strong", "steps": 256,
+                                      "kickstart_steps": kick,
+                                      "kickstart_coef": 1.0 if kick else 0.0})
+
+    whole = Trainer(config(640, 256))
+    for _ in range(5):
+        whole.update()
+    first = Trainer(config(256, 0))
+    for _ in range(2):
+        first.update()
+    path = atomic_save(first.checkpoint(), tmp_path / "latest.pt")
+    resumed = Trainer(config(640, 256))
+    resumed.load_trainer_state(load_checkpoint(path), path)
+    for _ in range(3):
+        resumed.update()
+    for (key, value), other in zip(whole.model.state_dict().items(),
+                                   resumed.model.state_dict().values(), strict=True):
+        assert torch.equal(value, other), key

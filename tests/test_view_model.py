@@ -1,0 +1,121 @@
+"""The observation decoder (agents/view.py) and the network's features (agents/model.py)
+read the observation through ``observation.LAYOUT``'s scales; these tests pin their
+outputs to what they were before (digests recorded from the code that hard-wired the
+divisors) and check the decoded values against the engine's own state."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+import torch
+
+from agents.model import PolicyValueNet, draw_features, knock_features
+from agents.torch_agent import PRETRAINED_PATH, load_torch_agent
+from agents.view import decode
+from hgin_env.engine import VectorGame
+from hgin_env.melds import min_deadwood
+from hgin_env.rules import PROFILES
+
+#: Recorded from commit bf7171a (literal 100/31/10 in view.py and model.py).
+EXPECTED = {
+    "observations": 3840,
+    "actions": "9d10415769d289d8",
+    "features": "07995b9cec9b4bd0",
+    "view": "0a2a4b5c4346ed23",
+}
+
+
+def _uniform_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One uniformly random legal action per row (self-contained, so the digests only
+    depend on the engine and the code under test)."""
+    u = rng.random(mask.shape) * (mask > 0)
+    return u.argmax(axis=1).astype(np.int64)
+
+
+def seeded_observations() -> tuple[np.ndarray, np.ndarray]:
+    """3840 observations (every third step of 64 games x 60 steps, each profile)."""
+    obs, masks = [], []
+    for i, profile in enumerate(("friendly", "classic", "bonus")):
+        game = VectorGame(64, profile, seed=100 + i)
+        rng = np.random.default_rng(i)
+        for t in range(60):
+            ob = game.observe()
+            if t % 3 == 0:
+                obs.append(np.array(ob["observation"]))
+                masks.append(np.array(ob["action_mask"]))
+            game.step(_uniform_legal(ob["action_mask"], rng))
+    return np.concatenate(obs), np.concatenate(masks)
+
+
+def digest(*arrays: np.ndarray) -> str:
+    h = hashlib.sha256()
+    for a in arrays:
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()[:16]
+
+
+@pytest.fixture(scope="module")
+def observations() -> tuple[np.ndarray, np.ndarray]:
+    return seeded_observations()
+
+
+def test_features_and_view_are_unchanged(observations) -> None:
+    obs, mask = observations
+    assert obs.shape[0] == EXPECTED["observations"]
+    assert digest(draw_features(obs), knock_features(obs)) == EXPECTED["features"]
+    v = decode({"observation": obs, "action_mask": mask})
+    fields = [getattr(v, f) for f in ("hand", "top", "pile", "opp_known", "unseen",
+                                      "after_discard", "phase", "stock_size", "knock_limit",
+                                      "deadwood", "own_score", "opp_score")]
+    assert digest(*fields) == EXPECTED["view"]
+
+
+@pytest.mark.skipif(not PRETRAINED_PATH.exists(), reason="no shipped pretrained agent")
+def test_pretrained_agent_acts_as_before(observations) -> None:
+    torch.set_num_threads(1)
+    obs, mask = observations
+    agent = load_torch_agent(PRETRAINED_PATH)
+    actions = agent.act({"observation": obs, "action_mask": mask})
+    assert digest(actions) == EXPECTED["actions"]
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_decoded_scalars_match_the_engine(profile: str) -> None:
+    game = VectorGame(48, profile, seed=7)
+    rng = np.random.default_rng(3)
+    for _ in range(80):
+        seats = game.current_player.astype(np.int64)
+        ob = game.observe()
+        v = decode(ob)
+        rows = np.arange(game.num_games)
+        np.testing.assert_array_equal(v.stock_size, game.stock_size)
+        np.testing.assert_array_equal(v.knock_limit, game.knock_limit)
+        np.testing.assert_array_equal(v.deadwood, min_deadwood(game.hands[rows, seats]))
+        np.testing.assert_array_equal(v.hand, game.hands[rows, seats])
+        assert v.to_move.all()
+        game.step(_uniform_legal(ob["action_mask"], rng))
+
+
+def test_subset_views_decode_the_same_rows(observations) -> None:
+    obs, mask = observations
+    v = decode({"observation": obs, "action_mask": mask})
+    rows = np.arange(0, obs.shape[0], 7)
+    sub = v.take(rows).take(np.arange(0, rows.size, 2))
+    picked = rows[::2]
+    assert sub.size == picked.size
+    for name in ("hand", "top", "after_discard", "deadwood", "knock_limit", "own_score"):
+        np.testing.assert_array_equal(getattr(sub, name), getattr(v, name)[picked], name)
+    np.testing.assert_array_equal(sub.mask, mask[picked])
+    np.testing.assert_array_equal(sub.obs, obs[picked])
+    bare = decode(obs[:5])
+    assert bare.mask is None and bare.size == 5
+
+
+def test_featurize_reuses_one_decoding(observations) -> None:
+    obs, _ = observations
+    model = PolicyValueNet(hidden=[8], features="knock")
+    x = model.featurize(obs)
+    np.testing.assert_array_equal(x[:, obs.shape[1]:],
+                                  np.concatenate([draw_features(obs), knock_features(obs)], 1))
