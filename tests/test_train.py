@@ -517,7 +517,7 @@ def test_knock_feature_network_plays_and_round_trips(tmp_path: Path) -> None:
 def test_imitation_phase_plays_and_learns_the_teachers_moves() -> None:
     from agents import make_agent
 
-    cfg = tiny_config(imitation={"teacher": "simple", "steps": 16 * 8 * 2},
+    cfg = tiny_config(imitation={"teacher": "simple-det", "steps": 16 * 8 * 2},
                       run={"pipeline": False})
     trainer = Trainer(cfg)
     sched = trainer.schedule()
@@ -528,7 +528,7 @@ def test_imitation_phase_plays_and_learns_the_teachers_moves() -> None:
     assert idx.numel() > 50
     obs = bufs.obs[idx, :OBS_DIM].numpy()
     mask = bufs.mask[idx].numpy()
-    teacher = make_agent("simple").act({"observation": obs, "action_mask": mask})
+    teacher = make_agent("simple-det").act({"observation": obs, "action_mask": mask})
     np.testing.assert_array_equal(bufs.act[idx].numpy(), teacher)
     out = trainer.learn(batch)
     assert 0.0 <= out["imitation/accuracy"] <= 1.0
@@ -866,7 +866,7 @@ def test_cli_integer_flags_accept_integral_floats() -> None:
 def test_kickstart_keeps_the_teacher_as_a_fading_target() -> None:
     from agents import make_agent
 
-    cfg = tiny_config(imitation={"teacher": "simple", "steps": 128, "kickstart_steps": 256,
+    cfg = tiny_config(imitation={"teacher": "simple-det", "steps": 128, "kickstart_steps": 256,
                                  "kickstart_coef": 0.5}, run={"pipeline": False})
     trainer = Trainer(cfg)
     assert trainer.schedule(0)["imitate"] == 1.0 and "kickstart" not in trainer.schedule(0)
@@ -882,7 +882,7 @@ def test_kickstart_keeps_the_teacher_as_a_fading_target() -> None:
     assert labelled.numel() > 50
     obs = bufs.obs[labelled, :OBS_DIM].numpy()
     mask = bufs.mask[labelled].numpy()
-    teacher = make_agent("simple").act({"observation": obs, "action_mask": mask})
+    teacher = make_agent("simple-det").act({"observation": obs, "action_mask": mask})
     np.testing.assert_array_equal(bufs.teacher[labelled].numpy(), teacher)
     out = trainer.learn(batch)
     assert "loss/kickstart" in out and out["loss/kickstart"] > 0
