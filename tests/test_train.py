@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import io
 import pickle
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agents.arena import duplicate_rates
 from agents.model import PolicyValueNet, logp_entropy, sample_masked
@@ -25,7 +28,9 @@ from agents.torch_agent import (
     load_checkpoint,
     load_torch_agent,
     make_checkpoint,
+    pack_array,
     save_agent,
+    unpack_array,
 )
 from agents.train_config import load_config, parse_override, validate
 from hgin_env.actions import NUM_ACTIONS
@@ -912,3 +917,38 @@ def test_imitation_phase_does_not_depend_on_the_budget_or_kickstart(tmp_path: Pa
     for (key, value), other in zip(whole.model.state_dict().items(),
                                    resumed.model.state_dict().values(), strict=True):
         assert torch.equal(value, other), key
+
+
+@pytest.mark.parametrize(("what", "change"), [
+    # Every hand holds all 52 cards: before validation, resuming grew past 24 GB in the
+    # meld search; now it is refused before any game code runs.
+    ("52 cards", lambda game: game["hands"].__setitem__(slice(None), np.uint64((1 << 52) - 1))),
+    ("phase", lambda game: game["phase"].__setitem__(0, 7)),
+    ("decided", lambda game: game["sheet_scores"].__setitem__((0, 0, 0), 500)),
+])
+def test_hostile_game_state_in_a_checkpoint_is_refused_quickly(what: str, change) -> None:
+    trainer = Trainer(tiny_config())
+    trainer.update()
+    ckpt = trainer.checkpoint()
+    game = {k: unpack_array(v) for k, v in ckpt["trainer"]["game"].items()}
+    change(game)
+    ckpt["trainer"]["game"] = {k: pack_array(v) for k, v in game.items()}
+    fresh = Trainer(tiny_config())
+    before = fresh.game.state_dict()
+    start = time.perf_counter()
+    with pytest.raises(CheckpointError, match=rf"hostile\.pt.*{what}"):
+        fresh.load_trainer_state(ckpt, "hostile.pt")
+    assert time.perf_counter() - start < 2.0
+    for key, value in fresh.game.state_dict().items():  # the running game is untouched
+        np.testing.assert_array_equal(value, before[key])
+
+
+@given(data=st.binary(min_size=0, max_size=4096))
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+def test_fuzz_checkpoint_loaders(tmp_path_factory, data: bytes) -> None:
+    """Random bytes are a CheckpointError for every loader, never a crash or a hang."""
+    path = tmp_path_factory.mktemp("ckpt") / "random.pt"
+    path.write_bytes(data)
+    for load in (load_checkpoint, load_torch_agent):
+        with pytest.raises(CheckpointError, match=r"random\.pt"):
+            load(path)
