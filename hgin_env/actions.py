@@ -50,3 +50,11 @@ def action_name(action: int, symbols: bool = False) -> str:
     if action in names:
         return names[action]
     raise ValueError(f"action {action} is outside 0..{NUM_ACTIONS - 1}")
+
+
+def illegal_message(action: int, phase: int, player: int, legal: list[int]) -> str:
+    """Why ``action`` was refused, in the words every engine and env uses."""
+    inside = 0 <= action < NUM_ACTIONS
+    what = action_name(action) if inside else f"out of range 0..{NUM_ACTIONS - 1}"
+    return (f"action {action} ({what}) is illegal in phase '{PHASE_NAMES[phase]}' "
+            f"for player {player}; legal actions: {legal}")

@@ -187,7 +187,8 @@ from .engine import REWARD_MODES
 from .hollywood import Sheet
 from .observation import OBS_DIM, observation_spec
 from .rules import Rules, load_rules
-from .single import SingleGame, SingleGameArrays, mask_bytes
+from .single import SingleGame, mask_bytes
+from .views import SingleGameArrays
 from .wrappers import HollywoodWrapper, MaskedDiscrete, action_id
 
 __all__ = [

@@ -45,6 +45,7 @@ __all__ = [
     "check_decks",
     "game_seeds",
     "random_dealers",
+    "reset_arguments",
     "shuffled_decks",
 ]
 
@@ -185,11 +186,7 @@ class VectorGame:
             self.last_hand = HandRecord.empty(b)
             self.reset_games(np.arange(b))
             return
-        # Validate everything before touching any state.
-        seeds = self.seeds.copy() if seed is None else game_seeds(seed, b)
-        deck_arr = None if decks is None else check_decks(decks, b)
-        dealers = None if dealer is None else check_dealers(dealer, b)
-        restart(self.state, seeds, deck_arr, dealers)
+        restart(self.state, *reset_arguments(self.seeds, seed, decks, dealer))
         self.last_match.reset_rows(np.arange(b))
         self.last_hand = HandRecord.empty(b)
         self._mask = None
@@ -349,13 +346,9 @@ class VectorGame:
         if not legal.all():
             i = int(np.flatnonzero(~legal)[0])
             a = int(given[i])
-            what = A.action_name(a) if 0 <= a < A.NUM_ACTIONS else "out of range 0..107"
             allowed = np.flatnonzero(mask[i]).tolist()
-            raise ValueError(
-                f"game {i}: action {a} ({what}) is illegal in phase "
-                f"'{A.PHASE_NAMES[int(self.phase[i])]}' for player {int(self.current_player[i])}; "
-                f"legal actions: {allowed}"
-            )
+            phase, player = int(self.phase[i]), int(self.current_player[i])
+            raise ValueError(f"game {i}: " + A.illegal_message(a, phase, player, allowed))
         return acts
 
     def _put_on_pile(self, g: np.ndarray, p: np.ndarray, cards: np.ndarray) -> None:
@@ -411,11 +404,22 @@ for _name in FIELD_NAMES:
 del _name
 
 
+def reset_arguments(
+    seeds_now: np.ndarray, seed: Any, decks: Any, dealer: Any
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """A reset's (seeds, first decks, first dealers), all checked before any state changes."""
+    b = seeds_now.shape[0]
+    seeds = seeds_now.copy() if seed is None else game_seeds(seed, b)
+    deck_arr = None if decks is None else check_decks(decks, b)
+    dealers = None if dealer is None else check_dealers(dealer, b)
+    return seeds, deck_arr, dealers
+
+
 def check_dealers(dealer: Any, b: int) -> np.ndarray:
     """``dealer`` as (b,) int8 seats, each 0 or 1, else ValueError."""
     arr = np.asarray(dealer)
     if arr.shape != (b,) or arr.dtype == bool or not np.isin(arr, (0, 1)).all():
-        raise ValueError(f"dealer must be {b} values in {{0, 1}}, got {dealer!r}")
+        raise ValueError(f"dealer must be 0 or 1 for each of the {b} games, got {dealer!r}")
     return arr.astype(np.int8)
 
 

@@ -1,36 +1,27 @@
-"""SingleGame: one Hollywood match with a per-step fast path on Python ints.
+"""SingleGame: one Hollywood match, with a per-step fast path on Python ints.
 
-At one game, numpy's per-call overhead dominates the batched engine
-(:class:`~hgin_env.engine.VectorGame`); the AEC and single-agent Gymnasium
-environments run one match, so they step this class instead.
-
-Only the per-step part of a turn is written here, because it must be fast:
-the legal actions, the deadwood-after-discard table (for the knock test and
-the observation), the turn order of draw/take/pass/discard, and the
-observation bytes.  Everything else is the shared code, called for this one
-game: the state is a one-game :class:`~hgin_env.state.GameState`
-(``self.state``), and dealing, showdowns, posting, rewards, the next dealer
-and the next match are :mod:`hgin_env.hand`'s functions applied to it.  The
-per-step fields are mirrored as Python ints between hand ends and written
-back (:meth:`SingleGame.sync`) before any shared code or reader sees the
-state.  ``tests/test_single.py`` checks it against ``VectorGame`` row 0 after
-every step of thousands of random matches in every profile.
-
-Differences from ``VectorGame`` row 0, all in the return types: ``step``
-returns ``((reward_seat0, reward_seat1), info)`` with Python scalars
-(``final_scores`` a (2, C) int32 array); ``observe`` returns unbatched arrays.
+At one game numpy's per-call overhead dominates the batched engine, so the AEC
+and single-agent environments step this class.  Only the per-step part of a
+turn is written here (legality, the deadwood-after-discard table, the turn
+order, the observation bytes).  The state is a one-game
+:class:`~hgin_env.state.GameState`; dealing, showdowns, posting, rewards and
+the next deal are :mod:`hgin_env.hand`'s shared functions applied to it, the
+per-step fields mirrored as Python ints in between (:meth:`SingleGame.sync`).
+``tests/test_single.py`` checks every step against ``VectorGame`` row 0.
+Return types differ: ``step`` gives Python scalars (float64 rewards, so
+returns add up exactly), ``observe`` unbatched arrays.
 """
 
 from __future__ import annotations
 
 import operator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import actions as A
 from .cards import NUM_CARDS
-from .engine import check_dealers, check_decks
+from .engine import reset_arguments
 from .hand import (
     REWARD_MODES,
     HandOutcome,
@@ -57,9 +48,12 @@ from .obs_bytes import (
     sheet_floats,
 )
 from .rules import Rules, load_rules
-from .state import DEAD_HAND_POS, FIELD_NAMES, GameState
+from .state import DEAD_HAND_POS, GameState
 
-__all__ = ["SingleGame", "SingleGameArrays", "discard_table", "mask_bytes", "min_deadwood"]
+if TYPE_CHECKING:
+    from .views import SingleGameArrays
+
+__all__ = ["SingleGame", "discard_table", "mask_bytes", "min_deadwood"]
 
 _FULL = (1 << NUM_CARDS) - 1
 
@@ -159,16 +153,8 @@ class SingleGame:
         return self.sync().to_dict()
 
     @property
-    def seeds(self) -> np.ndarray:
-        return self._state.seeds
-
-    @property
     def seed(self) -> int:
         return int(self._state.seeds[0])
-
-    @property
-    def sheets(self) -> SheetBatch:
-        return self._state.sheets
 
     @property
     def stock_size(self) -> int:
@@ -188,6 +174,8 @@ class SingleGame:
     def arrays(self) -> SingleGameArrays:
         """A live read-only view in the ``VectorGame`` array layout."""
         if self._arrays is None:
+            from .views import SingleGameArrays
+
             self._arrays = SingleGameArrays(self)
         return self._arrays
 
@@ -209,13 +197,8 @@ class SingleGame:
             self.last_hand = HandRecord.empty(1)
             self.next_match()
             return
-        # Validate everything before touching any state (as VectorGame.reset).
-        seeds = st.seeds.copy() if seed is None else game_seeds(seed, 1)
-        cards = None if deck is None else check_decks(np.asarray(deck)[None, :], 1)
-        if isinstance(dealer, bool):
-            raise ValueError(f"dealer must be 0 or 1, got {dealer!r}")
-        dealers = None if dealer is None else check_dealers([dealer], 1)
-        restart(st, seeds, cards, dealers)
+        decks = None if deck is None else np.asarray(deck)[None, :]
+        restart(st, *reset_arguments(st.seeds, seed, decks, None if dealer is None else [dealer]))
         self.last_match.reset_rows(self._row)
         self.last_hand = HandRecord.empty(1)
         self._refresh_sheet()
@@ -271,9 +254,7 @@ class SingleGame:
             a = operator.index(action)
         except TypeError:
             return f"action {action!r} is not an integer action id"
-        what = A.action_name(a) if 0 <= a < A.NUM_ACTIONS else "out of range 0..107"
-        return (f"action {a} ({what}) is illegal in phase '{A.PHASE_NAMES[self.phase]}' "
-                f"for player {self.current_player}; legal actions: {self.legal_actions()}")
+        return A.illegal_message(a, self.phase, self.current_player, self.legal_actions())
 
     # ------------------------------------------------------------------ step
     def step(self, action: Any) -> tuple[tuple[float, float], dict[str, Any]]:
@@ -454,37 +435,7 @@ def _counter(name: str) -> property:
 
 for _name in ("deal_number", "match_number", "hands_in_match"):
     setattr(SingleGame, _name, _counter(_name))
+for _name in ("seeds", "sheets"):
+    setattr(SingleGame, _name, property(lambda self, n=_name: getattr(self._state, n),
+                                        doc=f"``state.{_name}``"))
 del _name
-
-
-class SingleGameArrays:
-    """A :class:`SingleGame` seen through the ``VectorGame`` attribute layout (one game).
-
-    Each state array (:data:`hgin_env.state.FIELDS`) is read from the synced
-    state when asked for, so a view kept across steps stays current: enough of
-    ``VectorGame`` for the renderer, the terminal game and ``encode``.
-    """
-
-    _FROM_GAME = frozenset({"rules", "sheets", "last_match", "last_hand", "state_dict"})
-    _FROM_STATE = frozenset({"stock_size", "top_discard", "sheet"})
-
-    def __init__(self, game: SingleGame) -> None:
-        self._g = game
-        self.num_games = 1
-
-    def __getattr__(self, name: str) -> Any:
-        if name in FIELD_NAMES:
-            return getattr(self._g.state, name).copy()
-        if name in self._FROM_GAME:
-            return getattr(self._g, name)
-        if name in self._FROM_STATE:
-            return getattr(self._g.state, name)
-        if name in ("scores", "wins", "column_winner"):
-            return getattr(self._g.sheets, name)
-        raise AttributeError(name)
-
-    def legal_action_mask(self) -> np.ndarray:
-        return self._g.legal_action_mask()[None, :]
-
-    def observe(self, player: int | None = None) -> dict[str, np.ndarray]:
-        return {key: value[None, :] for key, value in self._g.observe(player).items()}
