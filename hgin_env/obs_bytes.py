@@ -1,4 +1,4 @@
-"""The observation as raw float32 bytes, from Python ints: the one-game fast path's encoder.
+"""Action masks and the observation as raw bytes, from Python ints: the one-game encoder.
 
 :func:`hgin_env.observation.encode` is the definition; the one-game engine
 (:mod:`hgin_env.single`) assembles the same vector from these precomputed
@@ -35,6 +35,7 @@ __all__ = [
     "PHASE_FLOATS",
     "STOCK_FLOATS",
     "mask_bytes",
+    "mask_ids",
     "sheet_floats",
 ]
 
@@ -74,6 +75,20 @@ def _mask_bytes(legal: int) -> bytes:
 #: Masks without a discard or knock (the draw phases): few, so kept once made.
 _NON_DISCARD_MASKS: dict[int, bytes] = {}
 _DISCARD_IDS = (1 << A.DRAW_STOCK) - 1
+
+
+_BYTE_BITS_SET = [[i for i in range(8) if v >> i & 1] for v in range(256)]
+#: Per byte k of an action bit mask: byte value -> the action ids its set bits stand for.
+_BYTE_POSITIONS = [[[8 * k + i for i in bits] for bits in _BYTE_BITS_SET] for k in range(14)]
+
+
+def mask_ids(legal: int) -> list[int]:
+    """The action ids set in the action bit mask ``legal``, ascending (a table per byte)."""
+    out: list[int] = []
+    for positions, byte in zip(_BYTE_POSITIONS, legal.to_bytes(14, "little"), strict=False):
+        if byte:
+            out += positions[byte]
+    return out
 
 
 def mask_bytes(legal: int) -> bytes:

@@ -45,10 +45,11 @@ from .obs_bytes import (
     PHASE_FLOATS,
     STOCK_FLOATS,
     mask_bytes,
+    mask_ids,
     sheet_floats,
 )
 from .rules import Rules, load_rules
-from .state import DEAD_HAND_POS, GameState
+from .state import DEAD_HAND_POS, FIELD_NAMES, GameState
 
 if TYPE_CHECKING:
     from .views import SingleGameArrays
@@ -67,17 +68,14 @@ _LEGAL_BY_PHASE = {
     A.PHASE_DRAW: _DRAW_ANY,
     A.PHASE_MATCH_OVER: 0,
 }
-_BYTE_BITS_SET = [[i for i in range(8) if v >> i & 1] for v in range(256)]
-#: Per byte k of a legal-action mask: byte value -> the action ids its set bits stand for.
-_BYTE_POSITIONS = [[[8 * k + i for i in bits] for bits in _BYTE_BITS_SET] for k in range(14)]
 
 
 # ----------------------------------------------------------------------------- game
 
-#: Fields mirrored as Python ints/lists while a hand runs (the rest stay in ``state``).
-_MIRRORED = ("hands", "known", "deck", "stock_pos", "pile", "pile_size", "pile_mask", "phase",
-             "current_player", "dealer", "taken_card", "takes", "knock_limit",
-             "discard_deadwood", "big_gin_ready")
+#: Fields that change once per match stay in ``state``; the rest are mirrored as Python
+#: ints/lists while a hand runs.
+_PER_MATCH = ("deal_number", "match_number", "hands_in_match", "seeds")
+_MIRRORED = tuple(name for name in FIELD_NAMES if name not in _PER_MATCH)
 
 
 class SingleGame:
@@ -222,13 +220,8 @@ class SingleGame:
         return legal
 
     def legal_actions(self) -> list[int]:
-        """The legal action ids, ascending (read byte by byte from a table)."""
-        out: list[int] = []
-        for positions, byte in zip(_BYTE_POSITIONS, self.legal.to_bytes(14, "little"),
-                                   strict=False):
-            if byte:
-                out += positions[byte]
-        return out
+        """The legal action ids, ascending."""
+        return mask_ids(self.legal)
 
     def legal_action_mask(self) -> np.ndarray:
         """(108,) int8: 1 exactly for the legal actions of the player to move."""
@@ -433,7 +426,7 @@ def _counter(name: str) -> property:
     return property(lambda self: int(getattr(self._state, name)[0]), doc=f"``state.{name}[0]``")
 
 
-for _name in ("deal_number", "match_number", "hands_in_match"):
+for _name in _PER_MATCH[:3]:
     setattr(SingleGame, _name, _counter(_name))
 for _name in ("seeds", "sheets"):
     setattr(SingleGame, _name, property(lambda self, n=_name: getattr(self._state, n),
