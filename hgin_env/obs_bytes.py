@@ -27,6 +27,7 @@ from .observation import (
 )
 
 __all__ = [
+    "BYTE_ACTION_IDS",
     "FLAG",
     "FLOAT_BITS",
     "HUNDREDTHS",
@@ -35,7 +36,6 @@ __all__ = [
     "PHASE_FLOATS",
     "STOCK_FLOATS",
     "mask_bytes",
-    "mask_ids",
     "sheet_floats",
 ]
 
@@ -78,17 +78,9 @@ _DISCARD_IDS = (1 << A.DRAW_STOCK) - 1
 
 
 _BYTE_BITS_SET = [[i for i in range(8) if v >> i & 1] for v in range(256)]
-#: Per byte k of an action bit mask: byte value -> the action ids its set bits stand for.
-_BYTE_POSITIONS = [[[8 * k + i for i in bits] for bits in _BYTE_BITS_SET] for k in range(14)]
-
-
-def mask_ids(legal: int) -> list[int]:
-    """The action ids set in the action bit mask ``legal``, ascending (a table per byte)."""
-    out: list[int] = []
-    for positions, byte in zip(_BYTE_POSITIONS, legal.to_bytes(14, "little"), strict=False):
-        if byte:
-            out += positions[byte]
-    return out
+#: Per byte k of an action bit mask (14 bytes, little-endian): byte value -> the action
+#: ids its set bits stand for.
+BYTE_ACTION_IDS = [[[8 * k + i for i in bits] for bits in _BYTE_BITS_SET] for k in range(14)]
 
 
 def mask_bytes(legal: int) -> bytes:

@@ -37,6 +37,7 @@ from .hand import (
 from .hollywood import Sheet, SheetBatch
 from .int_melds import discard_table, min_deadwood
 from .obs_bytes import (
+    BYTE_ACTION_IDS,
     FLAG,
     FLOAT_BITS,
     HUNDREDTHS,
@@ -45,7 +46,6 @@ from .obs_bytes import (
     PHASE_FLOATS,
     STOCK_FLOATS,
     mask_bytes,
-    mask_ids,
     sheet_floats,
 )
 from .rules import Rules, load_rules
@@ -101,9 +101,8 @@ class SingleGame:
         self.autoreset = bool(autoreset)
         self.num_games = 1
         self._target = r.target
-        # The per-step rules, tabulated once from their definitions in Rules: the
-        # forbidden discard's bit after taking each card, and whether the pile is
-        # still open after each number of takes.
+        # Per-step rules tabulated once from Rules: the forbidden discard's bit after
+        # taking each card; whether the pile is open after each number of takes.
         self._banned_bits = [1 << b if (b := r.forbidden_discard(c)) >= 0 else 0
                              for c in range(NUM_CARDS)]
         self._open_after = [bool(r.pile_open(t)) for t in range(r.max_discard_takes + 1)]
@@ -220,8 +219,12 @@ class SingleGame:
         return legal
 
     def legal_actions(self) -> list[int]:
-        """The legal action ids, ascending."""
-        return mask_ids(self.legal)
+        """The legal action ids, ascending (read a byte of the mask at a time)."""
+        out: list[int] = []
+        for ids, byte in zip(BYTE_ACTION_IDS, self.legal.to_bytes(14, "little"), strict=False):
+            if byte:
+                out += ids[byte]
+        return out
 
     def legal_action_mask(self) -> np.ndarray:
         """(108,) int8: 1 exactly for the legal actions of the player to move."""
