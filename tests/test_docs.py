@@ -11,7 +11,9 @@ Conventions for whoever writes the docs (README.md, "Documentation conventions",
 * A ```bash block runs only when the line before it is ``<!-- run-small: ARGS -->``:
   every command line of the block runs with ARGS appended (so ``--matches 4``
   overrides a larger ``--matches``), from a temporary folder holding a link to
-  ``configs/``; ``stdin=TEXT`` among ARGS is fed to the command instead.
+  ``configs/``; ``stdin=TEXT`` among ARGS is fed to the command instead.  Besides
+  ``python`` commands, such a block may create output folders with ``mkdir -p DIR``
+  (run as written, without ARGS).
   Otherwise the line before it must be ``<!-- not-run: REASON -->``.
 * A ```toml block is parsed; a rules file (one whose keys are rules switches or
   ``profile``) is also loaded with ``hgin_env.rules.rules_from_dict``.
@@ -203,7 +205,14 @@ def test_cli_block_runs_small(block: Block, tmp_path: Path) -> None:
     assert commands, f"{block.where}: no command to run"
     for command in commands:
         argv = shlex.split(command)
-        assert argv[0] in ("python", "python3"), f"{block.where}: only python commands run"
+        if argv[:2] == ["mkdir", "-p"]:
+            assert all(not Path(d).is_absolute() and ".." not in Path(d).parts
+                       for d in argv[2:]), f"{block.where}: mkdir only below the working folder"
+            for folder in argv[2:]:
+                (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+            continue
+        assert argv[0] in ("python", "python3"), (
+            f"{block.where}: only python commands (and mkdir -p) run")
         argv[0] = sys.executable
         if len(argv) > 1 and argv[1].endswith(".py"):
             argv[1] = str(ROOT / argv[1])
