@@ -1,0 +1,364 @@
+"""Match records: every deal, action and showdown of full matches, as JSON Lines.
+
+One line per match (format ``hgin-match``, see docs/records.md for the
+schema); a path ending in ``.gz`` is read and written gzip-compressed.  A
+record holds enough to re-play the match through the engine and to check
+every outcome (:func:`hgin_env.replay.replay`), so a shared game cannot
+silently disagree with the rules that produced it.
+
+:class:`MatchRecorder` collects records from a batched loop at a small cost:
+per engine step it keeps three small arrays (never a Python object per
+game), and only the rare ends of hands are read game by game.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib.metadata
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from .cards import NUM_CARDS, mask_to_cards
+from .hand import HandRecord
+from .hollywood import Sheet
+from .melds import best_melds, split_melds
+from .rules import PROFILES, Rules
+
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "MatchRecorder",
+    "RecordWriter",
+    "check_record",
+    "hgin_version",
+    "make_record",
+    "open_text",
+    "read_records",
+    "sheet_dict",
+    "showdown_dict",
+]
+
+#: The ``format`` field of every record.
+FORMAT = "hgin-match"
+#: The ``version`` field; bumped whenever a field changes meaning or is removed.
+VERSION = 1
+#: How the first hand of a record is dealt on replay.
+FIRST_DEALS = ("seeded", "given")
+_TOP_KEYS = ("format", "version", "hgin", "match", "rules", "seed", "first_deal", "agents",
+             "hands", "result")
+_HAND_KEYS = ("dealer", "deck", "actions", "showdown", "sheet")
+
+
+def hgin_version() -> str:
+    """The installed hgin version, ``"unknown"`` when run from a tree that is not installed."""
+    try:
+        return importlib.metadata.version("hgin")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+# ---------------------------------------------------------------------- record parts
+
+
+def _cards(mask: Any) -> list[int]:
+    return mask_to_cards(int(mask))
+
+
+def showdown_dict(record: HandRecord, row: int) -> dict[str, Any]:
+    """The finished hand of game ``row`` of an engine's ``last_hand``, by seat, as plain values.
+
+    ``melds`` lists each seat's melds (card ids, ascending); the knocker's
+    big gin is regrouped into melds as the text renderer does.  A dead hand
+    has ``dead`` true, no melds and no deadwood (nothing was scored).
+    """
+    hands = [_cards(record.knocker_hand[row]), _cards(record.defender_hand[row])]
+    if bool(record.dead[row]):
+        # For a dead hand the engine keeps seat 0's hand as "knocker_hand".
+        return {"dead": True, "knocker": -1, "winner": -1, "award": 0, "gin": False,
+                "big_gin": False, "undercut": False, "hands": hands, "melds": None,
+                "layoffs": [], "deadwood": None}
+    knocker = int(record.knocker[row])
+    k_hand = int(record.knocker_hand[row])
+    k_sets, k_melded = int(record.knocker_set_mask[row]), int(record.knocker_meld_mask[row])
+    d_sets, d_melded = int(record.defender_set_mask[row]), int(record.defender_meld_mask[row])
+    big = bool(record.big_gin[row])
+    k_melds = best_melds(k_hand)[0] if big else split_melds(k_sets, k_melded & ~k_sets)
+    d_melds = split_melds(d_sets, d_melded & ~d_sets)
+    melds = [[_cards(m) for m in k_melds], [_cards(m) for m in d_melds]]
+    deadwood = [int(record.knocker_deadwood[row]), int(record.defender_deadwood[row])]
+    if knocker == 1:
+        hands, melds, deadwood = hands[::-1], melds[::-1], deadwood[::-1]
+    return {"dead": False, "knocker": knocker, "winner": int(record.winner[row]),
+            "award": int(record.award[row]), "gin": bool(record.gin[row]), "big_gin": big,
+            "undercut": bool(record.undercut[row]), "hands": hands, "melds": melds,
+            "layoffs": _cards(record.layoffs[row]), "deadwood": deadwood}
+
+
+def sheet_dict(sheet: Sheet) -> dict[str, Any]:
+    """A sheet as plain values (``Sheet.to_dict`` without the target, which the rules hold)."""
+    out = sheet.to_dict()
+    del out["target"]
+    return out
+
+
+def result_dict(sheet: Sheet, hands: int) -> dict[str, Any]:
+    """The match result from its final sheet."""
+    winner = int(sheet.match_winner)
+    won = [int(np.sum(sheet.decided & (sheet.column_winner == seat))) for seat in (0, 1)]
+    return {"winner": winner, "columns_won": won, "totals": sheet.totals.tolist(), "hands": hands}
+
+
+def rules_dict(rules: Rules, profile: str | None) -> dict[str, Any]:
+    """The rules: every switch, and the profile name when they came from a named profile."""
+    return {"profile": profile if profile in PROFILES else None, "switches": rules.to_dict()}
+
+
+def make_record(
+    match: int,
+    game: dict[str, Any],
+    rules: Rules,
+    agents: Sequence[str],
+    profile: str | None = None,
+    context: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A complete record from one match of :meth:`MatchRecorder.matches` and its metadata.
+
+    ``agents`` names the players by seat; ``context`` (optional, free-form)
+    says where the match came from, e.g. the tournament seed and pairing.
+    """
+    if len(agents) != 2:
+        raise ValueError(f"agents must name the two seats, got {list(agents)!r}")
+    record = {
+        "format": FORMAT,
+        "version": VERSION,
+        "hgin": hgin_version(),
+        "match": int(match),
+        "rules": rules_dict(rules, profile),
+        "seed": int(game["seed"]),
+        "first_deal": game["first_deal"],
+        "agents": [str(a) for a in agents],
+        "hands": game["hands"],
+        "result": game["result"],
+    }
+    if context:
+        record["context"] = context
+    return record
+
+
+# ---------------------------------------------------------------------- recorder
+
+
+class MatchRecorder:
+    """Collects the matches of a batched loop over a :class:`~hgin_env.engine.VectorGame`.
+
+    Matches are numbered ``0..num_matches-1``; ``ids`` maps the engine's rows
+    to match numbers (so a loop may shrink its batch), and ``live`` says
+    which rows still count.  Call :meth:`start` once after the engine's
+    reset, and :meth:`step` after every ``game.step``::
+
+        recorder.start(game, ids)
+        seats = game.current_player.copy()
+        _, info = game.step(actions)
+        recorder.step(game, ids, live, seats, actions, info)
+
+    A match recorded from the engine's seed stream (the default
+    ``first_deal="seeded"``) re-plays from its seed alone; use ``"given"``
+    when the first deal was passed to ``reset(decks=..., dealer=...)``.
+    """
+
+    def __init__(self, num_matches: int, first_deal: str = "seeded") -> None:
+        if first_deal not in FIRST_DEALS:
+            raise ValueError(f"first_deal must be one of {FIRST_DEALS}, got {first_deal!r}")
+        self.num_matches = int(num_matches)
+        self.first_deal = first_deal
+        self.seeds = np.zeros(self.num_matches, np.uint64)
+        self.hand_index = np.zeros(self.num_matches, np.int32)
+        self.hands: list[list[dict[str, Any]]] = [[] for _ in range(self.num_matches)]
+        self.results: dict[int, dict[str, Any]] = {}
+        self._moves: list[tuple[np.ndarray, ...]] = []
+
+    def start(self, game: Any, ids: np.ndarray | None = None) -> None:
+        """Note the seed and first deal of every row's match."""
+        ids = np.arange(game.num_games) if ids is None else np.asarray(ids)
+        for row, match in enumerate(ids.tolist()):
+            self.seeds[match] = game.seeds[row]
+            self.hands[match] = [_deal(game, row)]
+
+    def step(self, game: Any, ids: np.ndarray, live: np.ndarray, seats: np.ndarray,
+             actions: np.ndarray, info: dict[str, np.ndarray]) -> None:
+        """Record one engine step: the actions of live rows, and the hands it ended."""
+        rows = np.flatnonzero(live)
+        matches = ids[rows]
+        self._moves.append((matches.astype(np.int32), self.hand_index[matches],
+                            np.asarray(seats)[rows].astype(np.int8),
+                            np.asarray(actions)[rows].astype(np.int8)))
+        ended = np.flatnonzero(info["hand_over"] & live)
+        for row in ended.tolist():
+            match = int(ids[row])
+            hand = self.hands[match][-1]
+            hand["showdown"] = showdown_dict(game.last_hand, row)
+            over = bool(info["match_over"][row])
+            sheet = game.last_match.sheet(row) if over else game.sheet(row)
+            hand["sheet"] = sheet_dict(sheet)
+            self.hand_index[match] += 1
+            if over:
+                self.results[match] = result_dict(sheet, len(self.hands[match]))
+            else:
+                self.hands[match].append(_deal(game, row))
+
+    def matches(self) -> list[dict[str, Any] | None]:
+        """Per match: ``{"seed", "first_deal", "hands", "result"}`` once finished, else None."""
+        moves = self._actions_by_hand()
+        out: list[dict[str, Any] | None] = []
+        for match in range(self.num_matches):
+            if match not in self.results:
+                out.append(None)
+                continue
+            hands = []
+            for h, hand in enumerate(self.hands[match]):
+                pairs = moves.get((match, h))
+                hands.append({"dealer": hand["dealer"], "deck": hand["deck"],
+                              "actions": [] if pairs is None else pairs.tolist(),
+                              "showdown": hand["showdown"], "sheet": hand["sheet"]})
+            out.append({"seed": int(self.seeds[match]), "first_deal": self.first_deal,
+                        "hands": hands, "result": self.results[match]})
+        return out
+
+    def _actions_by_hand(self) -> dict[tuple[int, int], np.ndarray]:
+        """Every recorded action grouped by (match, hand), in play order: one sort in all."""
+        if not self._moves:
+            return {}
+        match, hand, seat, action = (np.concatenate(parts) for parts in zip(*self._moves,
+                                                                             strict=True))
+        order = np.lexsort((hand, match))  # stable: play order kept within a hand
+        match, hand = match[order], hand[order]
+        pairs = np.stack([seat[order], action[order]], axis=1).astype(np.int64)
+        starts = np.flatnonzero(np.r_[True, (match[1:] != match[:-1]) | (hand[1:] != hand[:-1])])
+        ends = np.r_[starts[1:], match.size]
+        return {(int(match[s]), int(hand[s])): pairs[s:e]
+                for s, e in zip(starts.tolist(), ends.tolist(), strict=True)}
+
+
+def _deal(game: Any, row: int) -> dict[str, Any]:
+    return {"dealer": int(game.dealer[row]), "deck": game.deck[row].tolist()}
+
+
+# ---------------------------------------------------------------------- files
+
+
+def open_text(path: str | Path, mode: str) -> IO[str]:
+    """A text file, gzip-compressed when ``path`` ends in ``.gz``."""
+    if str(path).endswith(".gz"):
+        return gzip.open(path, mode + "t", encoding="utf-8")
+    return open(path, mode, encoding="utf-8")
+
+
+class RecordWriter:
+    """Appends records to a JSON Lines file (gzip by ``.gz``), one match per line.
+
+    Use as a context manager; each record is checked before it is written.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.count = 0
+        self._file = open_text(self.path, "w")
+
+    def write(self, record: dict[str, Any]) -> None:
+        check_record(record)
+        self._file.write(json.dumps(record, separators=(",", ":")) + "\n")
+        self.count += 1
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> RecordWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
+    """The records of a file, checked one by one; ``ValueError`` names the bad line."""
+    try:
+        with open_text(path, "r") as fh:
+            for number, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as err:
+                    raise ValueError(f"{path}: line {number} (match {number - 1} by position) "
+                                     f"is not a complete JSON record (truncated?): {err}") from None
+                check_record(record, where=f"{path}: line {number}")
+                yield record
+    except (OSError, EOFError, UnicodeDecodeError) as err:
+        raise ValueError(f"{path}: cannot read records: {err}") from None
+
+
+# ---------------------------------------------------------------------- checks
+
+
+def check_record(record: Any, where: str | None = None) -> None:
+    """Check a record's structure (not its play: that is :func:`~hgin_env.replay.replay`).
+
+    ``ValueError`` names the match, and the hand of a malformed hand.
+    """
+    if not isinstance(record, dict):
+        raise ValueError(f"{where or 'record'}: a record must be a JSON object, "
+                         f"got {type(record).__name__}")
+    match = record.get("match")
+    label = f"match {match}" if where is None else f"{where} (match {match})"
+
+    def need(ok: bool, what: str) -> None:
+        if not ok:
+            raise ValueError(f"{label}: {what}")
+
+    missing = [key for key in _TOP_KEYS if key not in record]
+    need(not missing, f"missing field(s) {', '.join(missing)}")
+    need(record["format"] == FORMAT, f"format is {record['format']!r}, expected {FORMAT!r}")
+    need(record["version"] == VERSION,
+         f"version {record['version']!r} is not supported (this hgin reads {VERSION})")
+    need(_is_int(match) and match >= 0, "'match' must be a non-negative integer")
+    need(_is_int(record["seed"]) and 0 <= record["seed"] < 2**64,
+         "'seed' must be an unsigned 64-bit integer")
+    need(record["first_deal"] in FIRST_DEALS, f"'first_deal' must be one of {FIRST_DEALS}")
+    agents = record["agents"]
+    need(isinstance(agents, list) and len(agents) == 2
+         and all(isinstance(a, str) for a in agents), "'agents' must be two names, by seat")
+    rules = record["rules"]
+    need(isinstance(rules, dict) and isinstance(rules.get("switches"), dict),
+         "'rules' must hold 'switches' (every rules switch)")
+    need(isinstance(record["result"], dict) and "winner" in record["result"],
+         "'result' must hold the match 'winner'")
+    hands = record["hands"]
+    need(isinstance(hands, list) and len(hands) > 0, "'hands' must be a non-empty list")
+    for h, hand in enumerate(hands, 1):
+        _check_hand(hand, lambda ok, what, h=h: need(ok, f"hand {h}: {what}"))
+
+
+def _check_hand(hand: Any, need: Any) -> None:
+    need(isinstance(hand, dict), "a hand must be a JSON object")
+    missing = [key for key in _HAND_KEYS if key not in hand]
+    need(not missing, f"missing field(s) {', '.join(missing)}")
+    need(hand["dealer"] in (0, 1) and _is_int(hand["dealer"]), "'dealer' must be 0 or 1")
+    deck = hand["deck"]
+    need(isinstance(deck, list) and len(deck) == NUM_CARDS and all(map(_is_int, deck))
+         and sorted(deck) == list(range(NUM_CARDS)),
+         "'deck' must be an order of the 52 card ids")
+    actions = hand["actions"]
+    need(isinstance(actions, list), "'actions' must be a list of [seat, action] pairs")
+    for k, pair in enumerate(actions, 1):
+        need(isinstance(pair, list) and len(pair) == 2 and all(map(_is_int, pair))
+             and pair[0] in (0, 1), f"step {k}: expected a [seat, action] pair, got {pair!r}")
+    need(isinstance(hand["showdown"], dict), "'showdown' must be a JSON object")
+    need(isinstance(hand["sheet"], dict), "'sheet' must be a JSON object")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
