@@ -8,7 +8,7 @@ silently disagree with the rules that produced it.
 
 :class:`MatchRecorder` collects records from a batched loop at a small cost:
 per engine step it keeps three small arrays (never a Python object per
-game), and only the rare ends of hands are read game by game.
+game); the rarer ends of hands are read once per step for all the games they end.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ import gzip
 import importlib.metadata
 import json
 from collections.abc import Iterator, Sequence
+from dataclasses import fields
+from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any
 
@@ -24,7 +26,7 @@ import numpy as np
 
 from .cards import NUM_CARDS, mask_to_cards
 from .hand import HandRecord
-from .hollywood import Sheet
+from .hollywood import Sheet, SheetBatch
 from .melds import best_melds, split_melds
 from .rules import PROFILES, Rules
 
@@ -53,8 +55,12 @@ _TOP_KEYS = ("format", "version", "hgin", "match", "rules", "seed", "first_deal"
 _HAND_KEYS = ("dealer", "deck", "actions", "showdown", "sheet")
 
 
+@lru_cache(maxsize=1)
 def hgin_version() -> str:
-    """The installed hgin version, ``"unknown"`` when run from a tree that is not installed."""
+    """The installed hgin version, ``"unknown"`` when run from a tree that is not installed.
+
+    Cached: looking the version up costs about a millisecond, once per record otherwise.
+    """
     try:
         return importlib.metadata.version("hgin")
     except importlib.metadata.PackageNotFoundError:
@@ -64,10 +70,6 @@ def hgin_version() -> str:
 # ---------------------------------------------------------------------- record parts
 
 
-def _cards(mask: Any) -> list[int]:
-    return mask_to_cards(int(mask))
-
-
 def showdown_dict(record: HandRecord, row: int) -> dict[str, Any]:
     """The finished hand of game ``row`` of an engine's ``last_hand``, by seat, as plain values.
 
@@ -75,27 +77,36 @@ def showdown_dict(record: HandRecord, row: int) -> dict[str, Any]:
     big gin is regrouped into melds as the text renderer does.  A dead hand
     has ``dead`` true, no melds and no deadwood (nothing was scored).
     """
-    hands = [_cards(record.knocker_hand[row]), _cards(record.defender_hand[row])]
-    if bool(record.dead[row]):
+    return showdown_dicts(record, np.array([row]))[0]
+
+
+def showdown_dicts(record: HandRecord, rows: np.ndarray) -> list[dict[str, Any]]:
+    """:func:`showdown_dict` of several rows, reading each field of the record once."""
+    v = {f.name: getattr(record, f.name)[rows].tolist() for f in fields(record)}
+    return [_showdown(v, i) for i in range(len(rows))]
+
+
+def _showdown(v: dict[str, list[Any]], i: int) -> dict[str, Any]:
+    hands = [mask_to_cards(v["knocker_hand"][i]), mask_to_cards(v["defender_hand"][i])]
+    if v["dead"][i]:
         # For a dead hand the engine keeps seat 0's hand as "knocker_hand".
         return {"dead": True, "knocker": -1, "winner": -1, "award": 0, "gin": False,
                 "big_gin": False, "undercut": False, "hands": hands, "melds": None,
                 "layoffs": [], "deadwood": None}
-    knocker = int(record.knocker[row])
-    k_hand = int(record.knocker_hand[row])
-    k_sets, k_melded = int(record.knocker_set_mask[row]), int(record.knocker_meld_mask[row])
-    d_sets, d_melded = int(record.defender_set_mask[row]), int(record.defender_meld_mask[row])
-    big = bool(record.big_gin[row])
-    k_melds = best_melds(k_hand)[0] if big else split_melds(k_sets, k_melded & ~k_sets)
+    knocker, big = v["knocker"][i], v["big_gin"][i]
+    k_sets, k_melded = v["knocker_set_mask"][i], v["knocker_meld_mask"][i]
+    d_sets, d_melded = v["defender_set_mask"][i], v["defender_meld_mask"][i]
+    k_melds = (best_melds(v["knocker_hand"][i])[0] if big
+               else split_melds(k_sets, k_melded & ~k_sets))
     d_melds = split_melds(d_sets, d_melded & ~d_sets)
-    melds = [[_cards(m) for m in k_melds], [_cards(m) for m in d_melds]]
-    deadwood = [int(record.knocker_deadwood[row]), int(record.defender_deadwood[row])]
+    melds = [[mask_to_cards(m) for m in k_melds], [mask_to_cards(m) for m in d_melds]]
+    deadwood = [v["knocker_deadwood"][i], v["defender_deadwood"][i]]
     if knocker == 1:
         hands, melds, deadwood = hands[::-1], melds[::-1], deadwood[::-1]
-    return {"dead": False, "knocker": knocker, "winner": int(record.winner[row]),
-            "award": int(record.award[row]), "gin": bool(record.gin[row]), "big_gin": big,
-            "undercut": bool(record.undercut[row]), "hands": hands, "melds": melds,
-            "layoffs": _cards(record.layoffs[row]), "deadwood": deadwood}
+    return {"dead": False, "knocker": knocker, "winner": v["winner"][i],
+            "award": v["award"][i], "gin": v["gin"][i], "big_gin": big,
+            "undercut": v["undercut"][i], "hands": hands, "melds": melds,
+            "layoffs": mask_to_cards(v["layoffs"][i]), "deadwood": deadwood}
 
 
 def sheet_dict(sheet: Sheet) -> dict[str, Any]:
@@ -105,11 +116,26 @@ def sheet_dict(sheet: Sheet) -> dict[str, Any]:
     return out
 
 
-def result_dict(sheet: Sheet, hands: int) -> dict[str, Any]:
-    """The match result from its final sheet."""
-    winner = int(sheet.match_winner)
-    won = [int(np.sum(sheet.decided & (sheet.column_winner == seat))) for seat in (0, 1)]
-    return {"winner": winner, "columns_won": won, "totals": sheet.totals.tolist(), "hands": hands}
+def sheet_dicts(sheets: SheetBatch, rows: np.ndarray) -> list[dict[str, Any]]:
+    """:func:`sheet_dict` of several games' sheets, computing the bonuses once for all."""
+    part = sheets.take(rows)
+    bonuses = part.bonuses()
+    totals = part.scores.sum(axis=2, dtype=np.int32) + bonuses.sum(axis=2, dtype=np.int32)
+    v = {name: arr.tolist() for name, arr in part.arrays().items()}
+    bonus_list, total_list = bonuses.tolist(), totals.tolist()
+    return [{"scores": v["scores"][i], "decided": v["decided"][i],
+             "column_winner": v["column_winner"][i], "wins": v["wins"][i],
+             "boxes": v["boxes"][i], "bonuses": bonus_list[i], "totals": total_list[i],
+             "match_winner": v["match_winner"][i]} for i in range(len(rows))]
+
+
+def result_dict(sheet: dict[str, Any], hands: int) -> dict[str, Any]:
+    """The match result from its final sheet (a :func:`sheet_dict`)."""
+    won = [sum(1 for decided, winner in zip(sheet["decided"], sheet["column_winner"],
+                                           strict=True) if decided and winner == seat)
+           for seat in (0, 1)]
+    return {"winner": sheet["match_winner"], "columns_won": won, "totals": sheet["totals"],
+            "hands": hands}
 
 
 def rules_dict(rules: Rules, profile: str | None) -> dict[str, Any]:
@@ -197,18 +223,27 @@ class MatchRecorder:
                             np.asarray(seats)[rows].astype(np.int8),
                             np.asarray(actions)[rows].astype(np.int8)))
         ended = np.flatnonzero(info["hand_over"] & live)
-        for row in ended.tolist():
+        if ended.size == 0:
+            return
+        # Read per batch of ended rows, not per row: the engine's arrays are costly to
+        # index one element at a time.
+        over = info["match_over"][ended]
+        showdowns = showdown_dicts(game.last_hand, ended)
+        going, done = ended[~over], ended[over]
+        sheets = dict(zip(going.tolist(), sheet_dicts(game.sheets, going), strict=True))
+        sheets.update(zip(done.tolist(), sheet_dicts(game.last_match, done), strict=True))
+        dealers, decks = game.dealer[going].tolist(), game.deck[going].tolist()
+        deals = {row: {"dealer": dealers[k], "deck": decks[k]}
+                 for k, row in enumerate(going.tolist())}
+        self.hand_index[ids[ended]] += 1
+        for k, row in enumerate(ended.tolist()):
             match = int(ids[row])
             hand = self.hands[match][-1]
-            hand["showdown"] = showdown_dict(game.last_hand, row)
-            over = bool(info["match_over"][row])
-            sheet = game.last_match.sheet(row) if over else game.sheet(row)
-            hand["sheet"] = sheet_dict(sheet)
-            self.hand_index[match] += 1
-            if over:
-                self.results[match] = result_dict(sheet, len(self.hands[match]))
+            hand["showdown"], hand["sheet"] = showdowns[k], sheets[row]
+            if row in deals:
+                self.hands[match].append(deals[row])
             else:
-                self.hands[match].append(_deal(game, row))
+                self.results[match] = result_dict(sheets[row], len(self.hands[match]))
 
     def matches(self) -> list[dict[str, Any] | None]:
         """Per match: ``{"seed", "first_deal", "hands", "result"}`` once finished, else None."""
@@ -253,14 +288,18 @@ def _deal(game: Any, row: int) -> dict[str, Any]:
 def open_text(path: str | Path, mode: str) -> IO[str]:
     """A text file, gzip-compressed when ``path`` ends in ``.gz``."""
     if str(path).endswith(".gz"):
-        return gzip.open(path, mode + "t", encoding="utf-8")
+        # Level 6 (zlib's default): near level 9's size at a fraction of its time.
+        return gzip.open(path, mode + "t", encoding="utf-8", compresslevel=6)
     return open(path, mode, encoding="utf-8")
 
 
 class RecordWriter:
     """Appends records to a JSON Lines file (gzip by ``.gz``), one match per line.
 
-    Use as a context manager; each record is checked before it is written.
+    Use as a context manager.  Each record's top-level fields are checked
+    before it is written; its hands are checked when read (:func:`read_records`)
+    and played by :func:`~hgin_env.replay.replay` (checking every action here
+    would cost a tenth of an evaluation's time).
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -269,7 +308,7 @@ class RecordWriter:
         self._file = open_text(self.path, "w")
 
     def write(self, record: dict[str, Any]) -> None:
-        check_record(record)
+        check_record(record, hands=False)
         self._file.write(json.dumps(record, separators=(",", ":")) + "\n")
         self.count += 1
 
@@ -304,20 +343,21 @@ def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
 # ---------------------------------------------------------------------- checks
 
 
-def check_record(record: Any, where: str | None = None) -> None:
+def check_record(record: Any, where: str | None = None, hands: bool = True) -> None:
     """Check a record's structure (not its play: that is :func:`~hgin_env.replay.replay`).
 
-    ``ValueError`` names the match, and the hand of a malformed hand.
+    ``ValueError`` names the match, and the hand of a malformed hand;
+    ``hands=False`` checks the top-level fields only.
     """
     if not isinstance(record, dict):
         raise ValueError(f"{where or 'record'}: a record must be a JSON object, "
                          f"got {type(record).__name__}")
     match = record.get("match")
-    label = f"match {match}" if where is None else f"{where} (match {match})"
+    label = f"match {match}" if where is None else f"{where}: match {match}"
 
     def need(ok: bool, what: str) -> None:
         if not ok:
-            raise ValueError(f"{label}: {what}")
+            raise ValueError(f"{label}{',' if what.startswith('hand ') else ':'} {what}")
 
     missing = [key for key in _TOP_KEYS if key not in record]
     need(not missing, f"missing field(s) {', '.join(missing)}")
@@ -336,13 +376,16 @@ def check_record(record: Any, where: str | None = None) -> None:
          "'rules' must hold 'switches' (every rules switch)")
     need(isinstance(record["result"], dict) and "winner" in record["result"],
          "'result' must hold the match 'winner'")
-    hands = record["hands"]
-    need(isinstance(hands, list) and len(hands) > 0, "'hands' must be a non-empty list")
-    for h, hand in enumerate(hands, 1):
-        _check_hand(hand, lambda ok, what, h=h: need(ok, f"hand {h}: {what}"))
+    need(isinstance(record["hands"], list) and len(record["hands"]) > 0,
+         "'hands' must be a non-empty list")
+    if hands:
+        for h, hand in enumerate(record["hands"], 1):
+            _check_hand(hand, lambda ok, what, step=0, h=h: need(
+                ok, f"hand {h}, step {step}: {what}"))
 
 
 def _check_hand(hand: Any, need: Any) -> None:
+    """A hand's fields; ``need(ok, what, step)`` reports at the deal (step 0) or a step."""
     need(isinstance(hand, dict), "a hand must be a JSON object")
     missing = [key for key in _HAND_KEYS if key not in hand]
     need(not missing, f"missing field(s) {', '.join(missing)}")
@@ -355,9 +398,10 @@ def _check_hand(hand: Any, need: Any) -> None:
     need(isinstance(actions, list), "'actions' must be a list of [seat, action] pairs")
     for k, pair in enumerate(actions, 1):
         need(isinstance(pair, list) and len(pair) == 2 and all(map(_is_int, pair))
-             and pair[0] in (0, 1), f"step {k}: expected a [seat, action] pair, got {pair!r}")
-    need(isinstance(hand["showdown"], dict), "'showdown' must be a JSON object")
-    need(isinstance(hand["sheet"], dict), "'sheet' must be a JSON object")
+             and pair[0] in (0, 1), f"expected a [seat, action] pair, got {pair!r}", k)
+    end = len(actions)
+    need(isinstance(hand["showdown"], dict), "'showdown' must be a JSON object", end)
+    need(isinstance(hand["sheet"], dict), "'sheet' must be a JSON object", end)
 
 
 def _is_int(value: Any) -> bool:

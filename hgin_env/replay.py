@@ -86,8 +86,8 @@ def replay(record: dict[str, Any], listener: Listener | None = None) -> ReplayRe
         steps = len(hand["actions"])
         _check_equal(fail, h, steps, "showdown", showdown_dict(game.last_hand, 0),
                      hand["showdown"])
-        sheet = game.sheet(0)
-        _check_equal(fail, h, steps, "sheet after the hand", sheet_dict(sheet), hand["sheet"])
+        sheet = sheet_dict(game.sheet(0))
+        _check_equal(fail, h, steps, "sheet after the hand", sheet, hand["sheet"])
         over = bool(info["match_over"][0])
         if listener is not None:
             listener("hand_end", h, steps, game, {"match_over": over})
@@ -97,7 +97,7 @@ def replay(record: dict[str, Any], listener: Listener | None = None) -> ReplayRe
         if not over and h == len(hands):
             raise fail(h, steps, "the record ends before the match does (truncated?)")
     _check_equal(fail, len(hands), len(hands[-1]["actions"]), "match result",
-                 result_dict(game.sheet(0), len(hands)), record["result"])
+                 result_dict(sheet_dict(game.sheet(0)), len(hands)), record["result"])
     return ReplayResult(int(record["match"]), len(hands), total, int(game.sheet(0).match_winner))
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import evaluate
+from agents import make_agent
 from agents.tournament import run_tournament
 from hgin_env import actions as A
 from hgin_env.engine import VectorGame
@@ -83,21 +84,48 @@ def test_each_hand_holds_its_deal_actions_showdown_and_sheet(records) -> None:
     assert sum(record["result"]["columns_won"]) == 3
 
 
-def test_other_rules_and_a_plain_engine_loop_with_given_decks() -> None:
-    """The recorder on a hand-written loop: 'given' first deals, classic rules, autoreset off."""
+def _big_gin_deck() -> np.ndarray:
+    """A deck whose non-dealer holds A-5 of clubs and of diamonds, with the 6 of clubs up."""
+    first = [0, 1, 2, 3, 4, 13, 14, 15, 16, 17]
+    rest = [c for c in range(52) if c not in first and c != 5]
+    deck = []
+    for k in range(10):
+        deck += [first[k], rest[k]]
+    return np.array([*deck, 5, *rest[10:]])
+
+
+def _scripted_actions(game: VectorGame, agent, live: np.ndarray) -> np.ndarray:
+    """Hand 1: take the upcard and go big gin; hand 2: never knock (a dead hand); then
+    the deterministic simple agent to the end of the match."""
+    actions = np.asarray(agent.act(game.observe(), rng=np.random.default_rng(0)))
+    mask = game.legal_action_mask()
+    for i in np.flatnonzero(live):
+        hand, phase = int(game.hands_in_match[i]), int(game.phase[i])
+        if hand == 1:
+            actions[i] = A.BIG_GIN if mask[i, A.BIG_GIN] else A.TAKE_DISCARD
+        elif hand == 2:
+            if phase <= A.PHASE_OFFER_DEALER:
+                actions[i] = A.PASS
+            elif phase in (A.PHASE_DRAW, A.PHASE_DRAW_STOCK):
+                actions[i] = A.DRAW_STOCK
+            else:  # discard the card just drawn
+                actions[i] = int(game.deck[i, game.stock_pos[i] - 1])
+    return np.where(live, actions, 0)
+
+
+def test_a_plain_engine_loop_with_given_decks_big_gin_and_a_dead_hand() -> None:
+    """The recorder on a hand-written loop: 'given' first deals, autoreset off."""
     rules = load_rules("classic").replace(big_gin=True)
-    game = VectorGame(3, rules, seed=11, autoreset=False)
-    rng = np.random.default_rng(0)
-    decks = np.stack([rng.permutation(52) for _ in range(3)])
-    game.reset(seed=11, decks=decks, dealer=np.array([0, 1, 1]))
-    recorder = MatchRecorder(3, first_deal="given")
+    game = VectorGame(2, rules, seed=11, autoreset=False)
+    decks = np.stack([_big_gin_deck()] * 2)
+    game.reset(seed=11, decks=decks, dealer=np.array([0, 1]))
+    agent = make_agent("simple-det", rules=rules)
+    recorder = MatchRecorder(2, first_deal="given")
     recorder.start(game)
-    ids = np.arange(3)
+    ids = np.arange(2)
     while (game.phase != A.PHASE_MATCH_OVER).any():
         live = game.phase != A.PHASE_MATCH_OVER
-        mask = game.legal_action_mask()
-        # Knock or go out whenever allowed, else a random legal action: short, varied hands.
-        actions = np.array([_pick(mask[i], rng) if live[i] else 0 for i in range(3)])
+        actions = _scripted_actions(game, agent, live)
         seats = game.current_player.copy()
         _, info = game.step(actions, active=live)
         recorder.step(game, ids, live, seats, actions, info)
@@ -106,13 +134,19 @@ def test_other_rules_and_a_plain_engine_loop_with_given_decks() -> None:
         record = make_record(i, match, rules, ["a", "b"], profile=None)
         assert record["rules"]["profile"] is None
         assert record["hands"][0]["deck"] == decks[i].tolist()
+        big, dead = record["hands"][0]["showdown"], record["hands"][1]["showdown"]
+        knocker = 1 - i  # the non-dealer
+        assert big["big_gin"] and big["gin"] and big["knocker"] == big["winner"] == knocker
+        assert big["melds"][knocker] == [[0, 1, 2, 3, 4, 5], [13, 14, 15, 16, 17]]
+        assert big["deadwood"][knocker] == 0
+        assert big["award"] == rules.big_gin_bonus + big["deadwood"][1 - knocker]
+        assert dead["dead"] and dead["melds"] is None and dead["winner"] == -1
+        assert record["hands"][1]["sheet"] == record["hands"][0]["sheet"]
         assert replay(record).winner == int(game.sheet(i).match_winner)
-
-
-def _pick(mask: np.ndarray, rng: np.random.Generator) -> int:
-    legal = np.flatnonzero(mask)
-    out = legal[(legal >= A.KNOCK) & (legal < A.DRAW_STOCK) | (legal == A.BIG_GIN)]
-    return int(out[0]) if out.size else int(rng.choice(legal))
+        tampered = copy.deepcopy(record)
+        deck = tampered["hands"][0]["deck"]
+        deck[1], deck[20] = deck[20], deck[1]  # the upcard is no longer the 6 of clubs
+        _failure(tampered, rf"^match {i}, hand 1, step 2: .*big gin")
 
 
 # ---------------------------------------------------------------------- tampering
@@ -204,8 +238,9 @@ def test_malformed_records_are_refused_before_play(records) -> None:
     for change, pattern in [
         (lambda r: r.update(version=99), r"match 0: version 99 is not supported"),
         (lambda r: r.pop("seed"), r"missing field\(s\) seed"),
-        (lambda r: r["hands"][0]["deck"].pop(), r"hand 1: 'deck' must be"),
-        (lambda r: r["hands"][0]["actions"].__setitem__(0, [2, 104]), r"hand 1: step 1:"),
+        (lambda r: r["hands"][0]["deck"].pop(), r"^match 0, hand 1, step 0: 'deck' must be"),
+        (lambda r: r["hands"][1]["actions"].__setitem__(2, [2, 104]),
+         r"^match 0, hand 2, step 3: expected a \[seat, action\] pair"),
         (lambda r: r["rules"]["switches"].update(gin_bonus=7), r"gin_bonus"),
     ]:
         record = copy.deepcopy(records[0])
