@@ -28,7 +28,7 @@ from .cards import NUM_CARDS, mask_to_cards
 from .hand import HandRecord
 from .hollywood import Sheet, SheetBatch
 from .melds import best_melds, split_melds
-from .rules import PROFILES, Rules
+from .rules import PROFILES, Rules, field_names
 
 __all__ = [
     "FORMAT",
@@ -194,6 +194,8 @@ class MatchRecorder:
     A match recorded from the engine's seed stream (the default
     ``first_deal="seeded"``) re-plays from its seed alone; use ``"given"``
     when the first deal was passed to ``reset(decks=..., dealer=...)``.
+    Each row's match ends once: from then on its row must not be ``live``
+    (an autoreset engine deals it a new match, which is not recorded).
     """
 
     def __init__(self, num_matches: int, first_deal: str = "seeded") -> None:
@@ -205,6 +207,7 @@ class MatchRecorder:
         self.hand_index = np.zeros(self.num_matches, np.int32)
         self.hands: list[list[dict[str, Any]]] = [[] for _ in range(self.num_matches)]
         self.results: dict[int, dict[str, Any]] = {}
+        self.finished = np.zeros(self.num_matches, bool)
         self._moves: list[tuple[np.ndarray, ...]] = []
 
     def start(self, game: Any, ids: np.ndarray | None = None) -> None:
@@ -219,6 +222,9 @@ class MatchRecorder:
         """Record one engine step: the actions of live rows, and the hands it ended."""
         rows = np.flatnonzero(live)
         matches = ids[rows]
+        if self.finished[matches].any():
+            match = int(matches[self.finished[matches]][0])
+            raise ValueError(f"match {match} is over; its row must not be live any more")
         self._moves.append((matches.astype(np.int32), self.hand_index[matches],
                             np.asarray(seats)[rows].astype(np.int8),
                             np.asarray(actions)[rows].astype(np.int8)))
@@ -244,6 +250,7 @@ class MatchRecorder:
                 self.hands[match].append(deals[row])
             else:
                 self.results[match] = result_dict(sheets[row], len(self.hands[match]))
+                self.finished[match] = True
 
     def matches(self) -> list[dict[str, Any] | None]:
         """Per match: ``{"seed", "first_deal", "hands", "result"}`` once finished, else None."""
@@ -294,7 +301,7 @@ def open_text(path: str | Path, mode: str) -> IO[str]:
 
 
 class RecordWriter:
-    """Appends records to a JSON Lines file (gzip by ``.gz``), one match per line.
+    """Writes records to a new JSON Lines file (gzip by ``.gz``), one match per line.
 
     Use as a context manager.  Each record's top-level fields are checked
     before it is written; its hands are checked when read (:func:`read_records`)
@@ -374,6 +381,11 @@ def check_record(record: Any, where: str | None = None, hands: bool = True) -> N
     rules = record["rules"]
     need(isinstance(rules, dict) and isinstance(rules.get("switches"), dict),
          "'rules' must hold 'switches' (every rules switch)")
+    # Every switch, exactly: a missing one must not silently take this version's default.
+    missing = sorted(set(field_names()) - set(rules["switches"]))
+    unknown = sorted(set(rules["switches"]) - set(field_names()))
+    need(not missing, f"rules switch(es) missing: {', '.join(missing)}")
+    need(not unknown, f"unknown rules switch(es) {', '.join(unknown)} (a newer hgin?)")
     need(isinstance(record["result"], dict) and "winner" in record["result"],
          "'result' must hold the match 'winner'")
     need(isinstance(record["hands"], list) and len(record["hands"]) > 0,

@@ -129,6 +129,8 @@ def test_a_plain_engine_loop_with_given_decks_big_gin_and_a_dead_hand() -> None:
         seats = game.current_player.copy()
         _, info = game.step(actions, active=live)
         recorder.step(game, ids, live, seats, actions, info)
+    with pytest.raises(ValueError, match="match 0 is over; its row must not be live"):
+        recorder.step(game, ids, np.array([True, False]), seats, actions, info)
     for i, match in enumerate(recorder.matches()):
         assert match is not None
         record = make_record(i, match, rules, ["a", "b"], profile=None)
@@ -242,6 +244,8 @@ def test_malformed_records_are_refused_before_play(records) -> None:
         (lambda r: r["hands"][1]["actions"].__setitem__(2, [2, 104]),
          r"^match 0, hand 2, step 3: expected a \[seat, action\] pair"),
         (lambda r: r["rules"]["switches"].update(gin_bonus=7), r"gin_bonus"),
+        (lambda r: r["rules"]["switches"].pop("oklahoma"), r"switch\(es\) missing: oklahoma"),
+        (lambda r: r["rules"]["switches"].update(jokers=2), r"unknown rules switch\(es\) jokers"),
     ]:
         record = copy.deepcopy(records[0])
         change(record)
