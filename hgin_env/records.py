@@ -24,10 +24,10 @@ from typing import IO, Any
 
 import numpy as np
 
-from .cards import NUM_CARDS, mask_to_cards
+from .cards import NUM_CARDS, NUM_RANKS, mask_to_cards
 from .hand import HandRecord
 from .hollywood import Sheet, SheetBatch
-from .melds import best_melds, split_melds
+from .melds import best_melds
 from .rules import PROFILES, Rules, field_names
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "check_record",
     "hgin_version",
     "make_record",
+    "meld_lists",
     "open_text",
     "read_records",
     "sheet_dict",
@@ -96,10 +97,11 @@ def _showdown(v: dict[str, list[Any]], i: int) -> dict[str, Any]:
     knocker, big = v["knocker"][i], v["big_gin"][i]
     k_sets, k_melded = v["knocker_set_mask"][i], v["knocker_meld_mask"][i]
     d_sets, d_melded = v["defender_set_mask"][i], v["defender_meld_mask"][i]
-    k_melds = (best_melds(v["knocker_hand"][i])[0] if big
-               else split_melds(k_sets, k_melded & ~k_sets))
-    d_melds = split_melds(d_sets, d_melded & ~d_sets)
-    melds = [[mask_to_cards(m) for m in k_melds], [mask_to_cards(m) for m in d_melds]]
+    if big:  # recorded as one block of melded cards: regrouped as the renderer does
+        k_melds = [mask_to_cards(m) for m in best_melds(v["knocker_hand"][i])[0]]
+    else:
+        k_melds = meld_lists(k_sets, k_melded & ~k_sets)
+    melds = [k_melds, meld_lists(d_sets, d_melded & ~d_sets)]
     deadwood = [v["knocker_deadwood"][i], v["defender_deadwood"][i]]
     if knocker == 1:
         hands, melds, deadwood = hands[::-1], melds[::-1], deadwood[::-1]
@@ -107,6 +109,24 @@ def _showdown(v: dict[str, list[Any]], i: int) -> dict[str, Any]:
             "award": v["award"][i], "gin": v["gin"][i], "big_gin": big,
             "undercut": v["undercut"][i], "hands": hands, "melds": melds,
             "layoffs": mask_to_cards(v["layoffs"][i]), "deadwood": deadwood}
+
+
+def meld_lists(set_cards: int, run_cards: int) -> list[list[int]]:
+    """:func:`~hgin_env.melds.split_melds` as lists of card ids, in its order (sets by
+    rank, then runs by suit), walking only the cards held: it runs once per hand recorded."""
+    sets: dict[int, list[int]] = {}
+    for card in mask_to_cards(set_cards):
+        sets.setdefault(card % NUM_RANKS, []).append(card)
+    melds = [sets[rank] for rank in sorted(sets)]
+    run: list[int] = []
+    for card in mask_to_cards(run_cards):  # ascending ids: suit by suit, rank by rank
+        if run and (card != run[-1] + 1 or card % NUM_RANKS == 0):
+            melds.append(run)
+            run = []
+        run.append(card)
+    if run:
+        melds.append(run)
+    return melds
 
 
 def sheet_dict(sheet: Sheet) -> dict[str, Any]:
@@ -140,7 +160,14 @@ def result_dict(sheet: dict[str, Any], hands: int) -> dict[str, Any]:
 
 def rules_dict(rules: Rules, profile: str | None) -> dict[str, Any]:
     """The rules: every switch, and the profile name when they came from a named profile."""
-    return {"profile": profile if profile in PROFILES else None, "switches": rules.to_dict()}
+    return {"profile": profile if profile in PROFILES else None,
+            "switches": dict(_switches(rules))}
+
+
+@lru_cache(maxsize=8)
+def _switches(rules: Rules) -> tuple[tuple[str, Any], ...]:
+    """``rules.to_dict()``, cached: a tournament records thousands of matches of one rule set."""
+    return tuple(rules.to_dict().items())
 
 
 def make_record(

@@ -14,8 +14,10 @@ import evaluate
 from agents import make_agent
 from agents.tournament import run_tournament
 from hgin_env import actions as A
+from hgin_env.cards import mask_to_cards
 from hgin_env.engine import VectorGame
 from hgin_env.hand import shuffled_decks
+from hgin_env.melds import split_melds
 from hgin_env.records import (
     FORMAT,
     VERSION,
@@ -24,6 +26,7 @@ from hgin_env.records import (
     check_record,
     hgin_version,
     make_record,
+    meld_lists,
     read_records,
 )
 from hgin_env.replay import main as replay_main
@@ -60,6 +63,20 @@ def test_round_trip_verifies_every_match(records) -> None:
     assert records[0]["agents"] == ["random", "simple"]
     assert records[1]["agents"] == ["simple", "random"]
     assert records[0]["hands"][0]["deck"] == records[1]["hands"][0]["deck"]
+
+
+def test_meld_lists_agree_with_split_melds() -> None:
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        cards = rng.choice(52, size=rng.integers(0, 20), replace=False)
+        sets, runs = 0, 0
+        for card in cards:
+            if rng.random() < 0.5:
+                sets |= 1 << int(card)
+            else:
+                runs |= 1 << int(card)
+        expected = [mask_to_cards(m) for m in split_melds(sets, runs)]
+        assert meld_lists(sets, runs) == expected
 
 
 def test_records_do_not_depend_on_the_batch_size(records) -> None:
