@@ -3,6 +3,7 @@
     python evaluate.py --agents random simple strong [ckpt:PATH ...]
         [--matches N] [--rules friendly] [--seed S] [--batch-size B]
         [--json FILE|DIR] [--csv FILE|DIR] [--plot FILE.{png,svg,pdf}|DIR]
+        [--record FILE.jsonl[.gz]|DIR]
 
 The tournament itself (duplicate format, pair-clustered 95% intervals, Elo)
 is :func:`agents.tournament.run_tournament`.  This script only checks its
@@ -31,11 +32,17 @@ EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
 
 EPILOG = f"""\
 outputs:
-  --json, --csv and --plot are checked before the first match: the directory
-  must exist and be writable.  An existing directory gets the file
-  {DEFAULT_STEM}.json, {DEFAULT_STEM}.csv or {DEFAULT_STEM}.png inside it; every file written is
-  printed.  Keep run outputs under outputs/ (ignored by git), for example
+  --json, --csv, --plot and --record are checked before the first match: the
+  directory must exist and be writable.  An existing directory gets the file
+  {DEFAULT_STEM}.json, {DEFAULT_STEM}.csv, {DEFAULT_STEM}.png or {DEFAULT_STEM}.jsonl inside it;
+  every file written is printed.  Keep run outputs under outputs/ (ignored by git), for example
   `mkdir -p outputs && python evaluate.py ... --json outputs/ --plot outputs/eval.pdf`.
+
+records (--record):
+  every match of the tournament as one JSON line (gzip when the name ends in
+  .gz), written as matches finish: rules, seeds, agents by seat, every deal,
+  action and showdown (docs/records.md).  Verify or print them with
+  `python -m hgin_env.replay FILE [--match N]`.
 
 heatmap (--plot):
   match win rate of each agent (row) against each opponent (column), with the
@@ -90,6 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--plot", metavar="FILE|DIR",
                         help="write the win-rate heatmap; .png, .svg or .pdf by extension "
                              "(a directory gets tournament.png)")
+    parser.add_argument("--record", metavar="FILE|DIR",
+                        help="record every match as JSON Lines (.gz to compress; a directory "
+                             "gets tournament.jsonl)")
     parser.add_argument("--batch-size", type=_positive_int, default=None, metavar="N",
                         help="play at most N matches at once (memory; results do not change)")
     parser.add_argument("--no-duplicate", action="store_true",
@@ -127,7 +137,8 @@ def output_path(option: str, value: str, extension: str) -> Path:
 def check_outputs(args: argparse.Namespace) -> dict[str, Path]:
     """Every requested output path, validated; ``ValueError`` on the first bad one."""
     outputs: dict[str, Path] = {}
-    for option, extension in (("json", "json"), ("csv", "csv"), ("plot", "png")):
+    for option, extension in (("json", "json"), ("csv", "csv"), ("plot", "png"),
+                              ("record", "jsonl")):
         value = getattr(args, option)
         if value is not None:
             path = output_path(f"--{option}", value, extension)
@@ -150,6 +161,7 @@ def _run(argv: Sequence[str] | None) -> int:
 
     from agents import make_agent
     from agents.tournament import run_tournament
+    from hgin_env.records import RecordWriter
     from hgin_env.rules import load_rules
 
     try:
@@ -157,9 +169,22 @@ def _run(argv: Sequence[str] | None) -> int:
         agents = [make_agent(spec, seed=args.seed, rules=rules) for spec in args.agents]
     except (ValueError, OSError) as exc:
         parser.error(str(exc))
-    result = run_tournament(agents, args.matches, args.rules, args.seed,
-                            duplicate=not args.no_duplicate, progress=not args.no_progress,
-                            batch_size=args.batch_size, names=args.agents)
+    recording = outputs.pop("record", None)
+    try:
+        writer = None if recording is None else RecordWriter(recording)
+    except OSError as exc:
+        print(f"{PROG}: could not write {recording}: {exc}", file=sys.stderr)
+        return 1
+    try:
+        result = run_tournament(agents, args.matches, args.rules, args.seed,
+                                duplicate=not args.no_duplicate, progress=not args.no_progress,
+                                batch_size=args.batch_size, names=args.agents,
+                                record=None if writer is None else writer.write)
+    finally:
+        if writer is not None:
+            writer.close()
+    if writer is not None:
+        print(f"{PROG}: wrote {recording} ({writer.count} matches)", file=sys.stderr)
     result.print(_console())
     writers = {"json": result.write_json, "csv": result.write_csv, "plot": result.plot}
     for option, path in outputs.items():

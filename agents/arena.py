@@ -48,6 +48,7 @@ import numpy as np
 
 from hgin_env import actions as A
 from hgin_env.engine import VectorGame, game_seeds
+from hgin_env.records import MatchRecorder
 from hgin_env.rules import Rules, load_rules
 
 from .base import Agent
@@ -274,7 +275,9 @@ class Arena:
     :func:`match_rngs`), unless ``rng`` is given: then that one generator
     serves the whole batch, and random agents' choices depend on the batch.
     ``game_ids`` maps the current rows of ``game`` to match indices (it
-    shrinks when finished games are compacted away).
+    shrinks when finished games are compacted away).  With ``record`` a
+    :class:`~hgin_env.records.MatchRecorder` keeps every match for
+    :meth:`recorded`.
     """
 
     def __init__(
@@ -288,6 +291,7 @@ class Arena:
         rng: np.random.Generator | None = None,
         compact: bool = True,
         check: bool = True,
+        record: bool = False,
     ) -> None:
         if num_matches < 1:
             raise ValueError(f"num_matches must be >= 1, got {num_matches}")
@@ -324,6 +328,9 @@ class Arena:
         self.hands = np.zeros(n, np.int64)
         self.dead = np.zeros(n, np.int64)
         self.winner_seat = np.full(n, -1, np.int64)
+        self.recorder = MatchRecorder(n) if record else None
+        if self.recorder is not None:
+            self.recorder.start(self.game, self.game_ids)
 
     @property
     def finished(self) -> int:
@@ -341,6 +348,8 @@ class Arena:
         actions = act_split(self.agents, who, obs, self.rng, check=self.check, row_rngs=row_rngs)
         _, info = game.step(actions)
         self.steps += 1
+        if self.recorder is not None:
+            self.recorder.step(game, ids, live, cur, actions, info)
         self._record(info, ids, live)
         if self.compact and self.active[ids].mean() < COMPACT_BELOW and self.active.any():
             self._compact()
@@ -395,6 +404,18 @@ class Arena:
                 progress(last)
         return self.stats()
 
+    def recorded(self) -> list[dict[str, object]]:
+        """The finished matches' records (engine part, see
+        :meth:`~hgin_env.records.MatchRecorder.matches`) with ``a_seat`` and ``pair``,
+        in match order; empty unless the arena was built with ``record``."""
+        if self.recorder is None:
+            return []
+        out = []
+        for i, game in enumerate(self.recorder.matches()):
+            if game is not None:
+                out.append({**game, "a_seat": int(self.a_seat[i]), "pair": int(self.pair[i])})
+        return out
+
     def stats(self) -> MatchStats:
         """Results so far (of finished matches only), from agent A's side."""
         done = ~self.active
@@ -437,6 +458,7 @@ def play_matches(
     duplicate: bool = True,
     progress: Callable[[int], None] | None = None,
     batch_size: int | None = None,
+    record: Callable[[dict[str, object]], None] | None = None,
 ) -> MatchStats:
     """Play ``num_matches`` matches of A against B and return :class:`MatchStats`.
 
@@ -444,13 +466,19 @@ def play_matches(
     ``duplicate`` it is rounded down to whole pairs, at least one).  No
     result depends on it: batches take consecutive slices of the same
     seeds, and each match draws its random choices from its own generator.
+    ``record`` (optional) is called with each match's record (see
+    :meth:`Arena.recorded`; ``pair`` counts across batches), in match order.
     """
     if batch_size is not None and (isinstance(batch_size, bool)
                                    or not isinstance(batch_size, int | np.integer)
                                    or batch_size < 1):
         raise ValueError(f"batch_size must be a positive integer or None, got {batch_size!r}")
     if batch_size is None or batch_size >= num_matches:
-        return Arena(agent_a, agent_b, num_matches, rules, seed, duplicate).run(progress)
+        arena = Arena(agent_a, agent_b, num_matches, rules, seed, duplicate,
+                      record=record is not None)
+        stats = arena.run(progress)
+        _hand_over(arena, record, 0)
+        return stats
     unit = 2 if duplicate else 1
     batch_size = max(unit, int(batch_size) - int(batch_size) % unit)
     units = -(-num_matches // unit)
@@ -466,12 +494,22 @@ def play_matches(
             def cb(k: int, offset: int = done_before) -> None:
                 progress(offset + k)
 
-        arena = Arena(agent_a, agent_b, chunk.size * unit, rules, chunk, duplicate)
+        arena = Arena(agent_a, agent_b, chunk.size * unit, rules, chunk, duplicate,
+                      record=record is not None)
         stats = arena.run(cb)
+        _hand_over(arena, record, start)
         done_before += stats.num_matches
         total = stats if total is None else total.concat(stats)
     assert total is not None
     return total
+
+
+def _hand_over(arena: Arena, record: Callable[[dict[str, object]], None] | None,
+               first_pair: int) -> None:
+    """Pass an arena's match records on, numbering pairs across batches."""
+    if record is not None:
+        for game in arena.recorded():
+            record({**game, "pair": first_pair + int(game["pair"])})
 
 
 def duplicate_rates(agent: Agent, opponent: Agent, matches: int, rules: Rules | str | None = None,

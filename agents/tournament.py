@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from hgin_env.records import make_record
 from hgin_env.rules import Rules, load_rules
 
 from . import make_agent
@@ -363,6 +364,23 @@ def _progress_bar(total: int) -> tuple[Any, Callable[[int, str], None]]:
     return bar, update
 
 
+def _record_keeper(
+    record: Callable[[dict[str, Any]], None], pairing: tuple[str, str], rules: Rules,
+    rules_name: str, context: dict[str, Any], first: int,
+) -> Callable[[dict[str, Any]], None]:
+    """Turns a pairing's engine records into full records, numbered from ``first``."""
+    count = [first]
+
+    def keep(game: dict[str, Any]) -> None:
+        a_seat = int(game.pop("a_seat"))
+        agents = pairing if a_seat == 0 else pairing[::-1]
+        where = {**context, "pairing": list(pairing), "pair": int(game.pop("pair"))}
+        record(make_record(count[0], game, rules, agents, rules_name, where))
+        count[0] += 1
+
+    return keep
+
+
 def run_tournament(
     agent_specs: Sequence[str | Agent],
     matches: int = DEFAULT_MATCHES,
@@ -372,6 +390,7 @@ def run_tournament(
     progress: bool | Callable[[int, int], None] = False,
     batch_size: int | None = None,
     names: Sequence[str] | None = None,
+    record: Callable[[dict[str, Any]], None] | None = None,
 ) -> TournamentResult:
     """Round robin of ``agent_specs`` (spec strings or agent objects).
 
@@ -380,7 +399,10 @@ def run_tournament(
     a rich progress bar (on stderr) or a callable ``(finished, total)``.
     ``batch_size`` caps the matches played at once (memory only: results do
     not depend on it); ``names`` overrides the display names (by default
-    the spec strings, or the agents' ``name``, made unique).
+    the spec strings, or the agents' ``name``, made unique).  ``record``
+    (optional) is called with every match's record
+    (:func:`hgin_env.records.make_record`), numbered across the tournament,
+    e.g. a :class:`~hgin_env.records.RecordWriter`'s ``write``.
     """
     if len(agent_specs) < 2:
         raise ValueError("a tournament needs at least two agents")
@@ -411,9 +433,14 @@ def run_tournament(
                 elif callable(progress):
                     progress(offset + k, total)
 
+            keep = None
+            if record is not None:
+                keep = _record_keeper(record, (names[i], names[j]), rules_obj, str(rules_name),
+                                      {"tournament_seed": seed, "duplicate": duplicate},
+                                      first=done_before)
             t0 = time.perf_counter()
             stats = play_matches(agents[i], agents[j], matches, rules_obj, seed, duplicate,
-                                 progress=report, batch_size=batch_size)
+                                 progress=report, batch_size=batch_size, record=keep)
             result.pairs.append(PairResult(names[i], names[j], stats, time.perf_counter() - t0))
             done_before += stats.num_matches
     finally:

@@ -1,0 +1,447 @@
+"""Match records: every deal, action and showdown of full matches, as JSON Lines.
+
+One line per match (format ``hgin-match``, see docs/records.md for the
+schema); a path ending in ``.gz`` is read and written gzip-compressed.  A
+record holds enough to re-play the match through the engine and to check
+every outcome (:func:`hgin_env.replay.replay`), so a shared game cannot
+silently disagree with the rules that produced it.
+
+:class:`MatchRecorder` collects records from a batched loop at a small cost:
+per engine step it keeps three small arrays (never a Python object per
+game); the rarer ends of hands are read once per step for all the games they end.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib.metadata
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import fields
+from functools import lru_cache
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from .cards import NUM_CARDS, NUM_RANKS, mask_to_cards
+from .hand import HandRecord
+from .hollywood import Sheet, SheetBatch
+from .melds import best_melds
+from .rules import PROFILES, Rules, field_names
+
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "MatchRecorder",
+    "RecordWriter",
+    "check_record",
+    "hgin_version",
+    "make_record",
+    "meld_lists",
+    "open_text",
+    "read_records",
+    "sheet_dict",
+    "showdown_dict",
+]
+
+#: The ``format`` field of every record.
+FORMAT = "hgin-match"
+#: The ``version`` field; bumped whenever a field changes meaning or is removed.
+VERSION = 1
+#: How the first hand of a record is dealt on replay.
+FIRST_DEALS = ("seeded", "given")
+_TOP_KEYS = ("format", "version", "hgin", "match", "rules", "seed", "first_deal", "agents",
+             "hands", "result")
+_HAND_KEYS = ("dealer", "deck", "actions", "showdown", "sheet")
+
+
+@lru_cache(maxsize=1)
+def hgin_version() -> str:
+    """The installed hgin version, ``"unknown"`` when run from a tree that is not installed.
+
+    Cached: looking the version up costs about a millisecond, once per record otherwise.
+    """
+    try:
+        return importlib.metadata.version("hgin")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+# ---------------------------------------------------------------------- record parts
+
+
+def showdown_dict(record: HandRecord, row: int) -> dict[str, Any]:
+    """The finished hand of game ``row`` of an engine's ``last_hand``, by seat, as plain values.
+
+    ``melds`` lists each seat's melds (card ids, ascending); the knocker's
+    big gin is regrouped into melds as the text renderer does.  A dead hand
+    has ``dead`` true, no melds and no deadwood (nothing was scored).
+    """
+    return showdown_dicts(record, np.array([row]))[0]
+
+
+def showdown_dicts(record: HandRecord, rows: np.ndarray) -> list[dict[str, Any]]:
+    """:func:`showdown_dict` of several rows, reading each field of the record once."""
+    v = {f.name: getattr(record, f.name)[rows].tolist() for f in fields(record)}
+    return [_showdown(v, i) for i in range(len(rows))]
+
+
+def _showdown(v: dict[str, list[Any]], i: int) -> dict[str, Any]:
+    hands = [mask_to_cards(v["knocker_hand"][i]), mask_to_cards(v["defender_hand"][i])]
+    if v["dead"][i]:
+        # For a dead hand the engine keeps seat 0's hand as "knocker_hand".
+        return {"dead": True, "knocker": -1, "winner": -1, "award": 0, "gin": False,
+                "big_gin": False, "undercut": False, "hands": hands, "melds": None,
+                "layoffs": [], "deadwood": None}
+    knocker, big = v["knocker"][i], v["big_gin"][i]
+    k_sets, k_melded = v["knocker_set_mask"][i], v["knocker_meld_mask"][i]
+    d_sets, d_melded = v["defender_set_mask"][i], v["defender_meld_mask"][i]
+    if big:  # recorded as one block of melded cards: regrouped as the renderer does
+        k_melds = [mask_to_cards(m) for m in best_melds(v["knocker_hand"][i])[0]]
+    else:
+        k_melds = meld_lists(k_sets, k_melded & ~k_sets)
+    melds = [k_melds, meld_lists(d_sets, d_melded & ~d_sets)]
+    deadwood = [v["knocker_deadwood"][i], v["defender_deadwood"][i]]
+    if knocker == 1:
+        hands, melds, deadwood = hands[::-1], melds[::-1], deadwood[::-1]
+    return {"dead": False, "knocker": knocker, "winner": v["winner"][i],
+            "award": v["award"][i], "gin": v["gin"][i], "big_gin": big,
+            "undercut": v["undercut"][i], "hands": hands, "melds": melds,
+            "layoffs": mask_to_cards(v["layoffs"][i]), "deadwood": deadwood}
+
+
+def meld_lists(set_cards: int, run_cards: int) -> list[list[int]]:
+    """:func:`~hgin_env.melds.split_melds` as lists of card ids, in its order (sets by
+    rank, then runs by suit), walking only the cards held: it runs once per hand recorded."""
+    sets: dict[int, list[int]] = {}
+    for card in mask_to_cards(set_cards):
+        sets.setdefault(card % NUM_RANKS, []).append(card)
+    melds = [sets[rank] for rank in sorted(sets)]
+    run: list[int] = []
+    for card in mask_to_cards(run_cards):  # ascending ids: suit by suit, rank by rank
+        if run and (card != run[-1] + 1 or card % NUM_RANKS == 0):
+            melds.append(run)
+            run = []
+        run.append(card)
+    if run:
+        melds.append(run)
+    return melds
+
+
+def sheet_dict(sheet: Sheet) -> dict[str, Any]:
+    """A sheet as plain values (``Sheet.to_dict`` without the target, which the rules hold)."""
+    out = sheet.to_dict()
+    del out["target"]
+    return out
+
+
+def sheet_dicts(sheets: SheetBatch, rows: np.ndarray) -> list[dict[str, Any]]:
+    """:func:`sheet_dict` of several games' sheets, computing the bonuses once for all."""
+    part = sheets.take(rows)
+    bonuses = part.bonuses()
+    totals = part.scores.sum(axis=2, dtype=np.int32) + bonuses.sum(axis=2, dtype=np.int32)
+    v = {name: arr.tolist() for name, arr in part.arrays().items()}
+    bonus_list, total_list = bonuses.tolist(), totals.tolist()
+    return [{"scores": v["scores"][i], "decided": v["decided"][i],
+             "column_winner": v["column_winner"][i], "wins": v["wins"][i],
+             "boxes": v["boxes"][i], "bonuses": bonus_list[i], "totals": total_list[i],
+             "match_winner": v["match_winner"][i]} for i in range(len(rows))]
+
+
+def result_dict(sheet: dict[str, Any], hands: int) -> dict[str, Any]:
+    """The match result from its final sheet (a :func:`sheet_dict`)."""
+    won = [sum(1 for decided, winner in zip(sheet["decided"], sheet["column_winner"],
+                                           strict=True) if decided and winner == seat)
+           for seat in (0, 1)]
+    return {"winner": sheet["match_winner"], "columns_won": won, "totals": sheet["totals"],
+            "hands": hands}
+
+
+def rules_dict(rules: Rules, profile: str | None) -> dict[str, Any]:
+    """The rules: every switch, and the profile name when they came from a named profile."""
+    return {"profile": profile if profile in PROFILES else None,
+            "switches": dict(_switches(rules))}
+
+
+@lru_cache(maxsize=8)
+def _switches(rules: Rules) -> tuple[tuple[str, Any], ...]:
+    """``rules.to_dict()``, cached: a tournament records thousands of matches of one rule set."""
+    return tuple(rules.to_dict().items())
+
+
+def make_record(
+    match: int,
+    game: dict[str, Any],
+    rules: Rules,
+    agents: Sequence[str],
+    profile: str | None = None,
+    context: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A complete record from one match of :meth:`MatchRecorder.matches` and its metadata.
+
+    ``agents`` names the players by seat; ``context`` (optional, free-form)
+    says where the match came from, e.g. the tournament seed and pairing.
+    """
+    if len(agents) != 2:
+        raise ValueError(f"agents must name the two seats, got {list(agents)!r}")
+    record = {
+        "format": FORMAT,
+        "version": VERSION,
+        "hgin": hgin_version(),
+        "match": int(match),
+        "rules": rules_dict(rules, profile),
+        "seed": int(game["seed"]),
+        "first_deal": game["first_deal"],
+        "agents": [str(a) for a in agents],
+        "hands": game["hands"],
+        "result": game["result"],
+    }
+    if context:
+        record["context"] = context
+    return record
+
+
+# ---------------------------------------------------------------------- recorder
+
+
+class MatchRecorder:
+    """Collects the matches of a batched loop over a :class:`~hgin_env.engine.VectorGame`.
+
+    Matches are numbered ``0..num_matches-1``; ``ids`` maps the engine's rows
+    to match numbers (so a loop may shrink its batch), and ``live`` says
+    which rows still count.  Call :meth:`start` once after the engine's
+    reset, and :meth:`step` after every ``game.step``::
+
+        recorder.start(game, ids)
+        seats = game.current_player.copy()
+        _, info = game.step(actions)
+        recorder.step(game, ids, live, seats, actions, info)
+
+    A match recorded from the engine's seed stream (the default
+    ``first_deal="seeded"``) re-plays from its seed alone; use ``"given"``
+    when the first deal was passed to ``reset(decks=..., dealer=...)``.
+    Each row's match ends once: from then on its row must not be ``live``
+    (an autoreset engine deals it a new match, which is not recorded).
+    """
+
+    def __init__(self, num_matches: int, first_deal: str = "seeded") -> None:
+        if first_deal not in FIRST_DEALS:
+            raise ValueError(f"first_deal must be one of {FIRST_DEALS}, got {first_deal!r}")
+        self.num_matches = int(num_matches)
+        self.first_deal = first_deal
+        self.seeds = np.zeros(self.num_matches, np.uint64)
+        self.hand_index = np.zeros(self.num_matches, np.int32)
+        self.hands: list[list[dict[str, Any]]] = [[] for _ in range(self.num_matches)]
+        self.results: dict[int, dict[str, Any]] = {}
+        self.finished = np.zeros(self.num_matches, bool)
+        self._moves: list[tuple[np.ndarray, ...]] = []
+
+    def start(self, game: Any, ids: np.ndarray | None = None) -> None:
+        """Note the seed and first deal of every row's match."""
+        ids = np.arange(game.num_games) if ids is None else np.asarray(ids)
+        for row, match in enumerate(ids.tolist()):
+            self.seeds[match] = game.seeds[row]
+            self.hands[match] = [_deal(game, row)]
+
+    def step(self, game: Any, ids: np.ndarray, live: np.ndarray, seats: np.ndarray,
+             actions: np.ndarray, info: dict[str, np.ndarray]) -> None:
+        """Record one engine step: the actions of live rows, and the hands it ended."""
+        rows = np.flatnonzero(live)
+        matches = ids[rows]
+        if self.finished[matches].any():
+            match = int(matches[self.finished[matches]][0])
+            raise ValueError(f"match {match} is over; its row must not be live any more")
+        self._moves.append((matches.astype(np.int32), self.hand_index[matches],
+                            np.asarray(seats)[rows].astype(np.int8),
+                            np.asarray(actions)[rows].astype(np.int8)))
+        ended = np.flatnonzero(info["hand_over"] & live)
+        if ended.size == 0:
+            return
+        # Read per batch of ended rows, not per row: the engine's arrays are costly to
+        # index one element at a time.
+        over = info["match_over"][ended]
+        showdowns = showdown_dicts(game.last_hand, ended)
+        going, done = ended[~over], ended[over]
+        sheets = dict(zip(going.tolist(), sheet_dicts(game.sheets, going), strict=True))
+        sheets.update(zip(done.tolist(), sheet_dicts(game.last_match, done), strict=True))
+        dealers, decks = game.dealer[going].tolist(), game.deck[going].tolist()
+        deals = {row: {"dealer": dealers[k], "deck": decks[k]}
+                 for k, row in enumerate(going.tolist())}
+        self.hand_index[ids[ended]] += 1
+        for k, row in enumerate(ended.tolist()):
+            match = int(ids[row])
+            hand = self.hands[match][-1]
+            hand["showdown"], hand["sheet"] = showdowns[k], sheets[row]
+            if row in deals:
+                self.hands[match].append(deals[row])
+            else:
+                self.results[match] = result_dict(sheets[row], len(self.hands[match]))
+                self.finished[match] = True
+
+    def matches(self) -> list[dict[str, Any] | None]:
+        """Per match: ``{"seed", "first_deal", "hands", "result"}`` once finished, else None."""
+        moves = self._actions_by_hand()
+        out: list[dict[str, Any] | None] = []
+        for match in range(self.num_matches):
+            if match not in self.results:
+                out.append(None)
+                continue
+            hands = []
+            for h, hand in enumerate(self.hands[match]):
+                pairs = moves.get((match, h))
+                hands.append({"dealer": hand["dealer"], "deck": hand["deck"],
+                              "actions": [] if pairs is None else pairs.tolist(),
+                              "showdown": hand["showdown"], "sheet": hand["sheet"]})
+            out.append({"seed": int(self.seeds[match]), "first_deal": self.first_deal,
+                        "hands": hands, "result": self.results[match]})
+        return out
+
+    def _actions_by_hand(self) -> dict[tuple[int, int], np.ndarray]:
+        """Every recorded action grouped by (match, hand), in play order: one sort in all."""
+        if not self._moves:
+            return {}
+        match, hand, seat, action = (np.concatenate(parts) for parts in zip(*self._moves,
+                                                                             strict=True))
+        order = np.lexsort((hand, match))  # stable: play order kept within a hand
+        match, hand = match[order], hand[order]
+        pairs = np.stack([seat[order], action[order]], axis=1).astype(np.int64)
+        starts = np.flatnonzero(np.r_[True, (match[1:] != match[:-1]) | (hand[1:] != hand[:-1])])
+        ends = np.r_[starts[1:], match.size]
+        return {(int(match[s]), int(hand[s])): pairs[s:e]
+                for s, e in zip(starts.tolist(), ends.tolist(), strict=True)}
+
+
+def _deal(game: Any, row: int) -> dict[str, Any]:
+    return {"dealer": int(game.dealer[row]), "deck": game.deck[row].tolist()}
+
+
+# ---------------------------------------------------------------------- files
+
+
+def open_text(path: str | Path, mode: str) -> IO[str]:
+    """A text file, gzip-compressed when ``path`` ends in ``.gz``."""
+    if str(path).endswith(".gz"):
+        # Level 6 (zlib's default): near level 9's size at a fraction of its time.
+        return gzip.open(path, mode + "t", encoding="utf-8", compresslevel=6)
+    return open(path, mode, encoding="utf-8")
+
+
+class RecordWriter:
+    """Writes records to a new JSON Lines file (gzip by ``.gz``), one match per line.
+
+    Use as a context manager.  Each record's top-level fields are checked
+    before it is written; its hands are checked when read (:func:`read_records`)
+    and played by :func:`~hgin_env.replay.replay` (checking every action here
+    would cost a tenth of an evaluation's time).
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.count = 0
+        self._file = open_text(self.path, "w")
+
+    def write(self, record: dict[str, Any]) -> None:
+        check_record(record, hands=False)
+        self._file.write(json.dumps(record, separators=(",", ":")) + "\n")
+        self.count += 1
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> RecordWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
+    """The records of a file, checked one by one; ``ValueError`` names the bad line."""
+    try:
+        with open_text(path, "r") as fh:
+            for number, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as err:
+                    raise ValueError(f"{path}: line {number} (match {number - 1} by position) "
+                                     f"is not a complete JSON record (truncated?): {err}") from None
+                check_record(record, where=f"{path}: line {number}")
+                yield record
+    except (OSError, EOFError, UnicodeDecodeError) as err:
+        raise ValueError(f"{path}: cannot read records: {err}") from None
+
+
+# ---------------------------------------------------------------------- checks
+
+
+def check_record(record: Any, where: str | None = None, hands: bool = True) -> None:
+    """Check a record's structure (not its play: that is :func:`~hgin_env.replay.replay`).
+
+    ``ValueError`` names the match, and the hand of a malformed hand;
+    ``hands=False`` checks the top-level fields only.
+    """
+    if not isinstance(record, dict):
+        raise ValueError(f"{where or 'record'}: a record must be a JSON object, "
+                         f"got {type(record).__name__}")
+    match = record.get("match")
+    label = f"match {match}" if where is None else f"{where}: match {match}"
+
+    def need(ok: bool, what: str) -> None:
+        if not ok:
+            raise ValueError(f"{label}{',' if what.startswith('hand ') else ':'} {what}")
+
+    missing = [key for key in _TOP_KEYS if key not in record]
+    need(not missing, f"missing field(s) {', '.join(missing)}")
+    need(record["format"] == FORMAT, f"format is {record['format']!r}, expected {FORMAT!r}")
+    need(record["version"] == VERSION,
+         f"version {record['version']!r} is not supported (this hgin reads {VERSION})")
+    need(_is_int(match) and match >= 0, "'match' must be a non-negative integer")
+    need(_is_int(record["seed"]) and 0 <= record["seed"] < 2**64,
+         "'seed' must be an unsigned 64-bit integer")
+    need(record["first_deal"] in FIRST_DEALS, f"'first_deal' must be one of {FIRST_DEALS}")
+    agents = record["agents"]
+    need(isinstance(agents, list) and len(agents) == 2
+         and all(isinstance(a, str) for a in agents), "'agents' must be two names, by seat")
+    rules = record["rules"]
+    need(isinstance(rules, dict) and isinstance(rules.get("switches"), dict),
+         "'rules' must hold 'switches' (every rules switch)")
+    # Every switch, exactly: a missing one must not silently take this version's default.
+    missing = sorted(set(field_names()) - set(rules["switches"]))
+    unknown = sorted(set(rules["switches"]) - set(field_names()))
+    need(not missing, f"rules switch(es) missing: {', '.join(missing)}")
+    need(not unknown, f"unknown rules switch(es) {', '.join(unknown)} (a newer hgin?)")
+    need(isinstance(record["result"], dict) and "winner" in record["result"],
+         "'result' must hold the match 'winner'")
+    need(isinstance(record["hands"], list) and len(record["hands"]) > 0,
+         "'hands' must be a non-empty list")
+    if hands:
+        for h, hand in enumerate(record["hands"], 1):
+            _check_hand(hand, lambda ok, what, step=0, h=h: need(
+                ok, f"hand {h}, step {step}: {what}"))
+
+
+def _check_hand(hand: Any, need: Any) -> None:
+    """A hand's fields; ``need(ok, what, step)`` reports at the deal (step 0) or a step."""
+    need(isinstance(hand, dict), "a hand must be a JSON object")
+    missing = [key for key in _HAND_KEYS if key not in hand]
+    need(not missing, f"missing field(s) {', '.join(missing)}")
+    need(hand["dealer"] in (0, 1) and _is_int(hand["dealer"]), "'dealer' must be 0 or 1")
+    deck = hand["deck"]
+    need(isinstance(deck, list) and len(deck) == NUM_CARDS and all(map(_is_int, deck))
+         and sorted(deck) == list(range(NUM_CARDS)),
+         "'deck' must be an order of the 52 card ids")
+    actions = hand["actions"]
+    need(isinstance(actions, list), "'actions' must be a list of [seat, action] pairs")
+    for k, pair in enumerate(actions, 1):
+        need(isinstance(pair, list) and len(pair) == 2 and all(map(_is_int, pair))
+             and pair[0] in (0, 1), f"expected a [seat, action] pair, got {pair!r}", k)
+    end = len(actions)
+    need(isinstance(hand["showdown"], dict), "'showdown' must be a JSON object", end)
+    need(isinstance(hand["sheet"], dict), "'sheet' must be a JSON object", end)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)

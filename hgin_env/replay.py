@@ -1,0 +1,217 @@
+"""Re-play a match record through the engine and verify every outcome.
+
+    python -m hgin_env.replay FILE                 # verify every match of FILE
+    python -m hgin_env.replay FILE --match N       # print match N, hand by hand
+
+:func:`replay` deals each hand (the first from the record's seed, or from
+its deck when the record says ``first_deal: given``; later hands from the
+engine's own seed stream, checked card by card against the record), plays
+the recorded actions one by one and checks the mover, the legality of each
+action, where the hand ends, the showdown, the award and the sheet after
+every hand, and the match result.  Any disagreement, a tampered or cut-off
+record included, is a ``ValueError`` naming the match, the hand and the step
+(step 0 is the deal, step k the k-th action of the hand).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import actions as A
+from .engine import VectorGame
+from .records import check_record, read_records, result_dict, sheet_dict, showdown_dict
+from .render import move_text, sheet_text, showdown_text, table_text
+from .rules import rules_from_dict
+
+__all__ = ["ReplayResult", "main", "match_text", "replay"]
+
+
+@dataclass
+class ReplayResult:
+    """What a verified replay found: hands and actions played, the winner's seat."""
+
+    match: int
+    hands: int
+    actions: int
+    winner: int
+
+
+class _Failure:
+    """Raises the one error shape of a replay: match, hand, step, then what differs."""
+
+    def __init__(self, match: Any) -> None:
+        self.match = match
+
+    def __call__(self, hand: int, step: int, what: str) -> ValueError:
+        return ValueError(f"match {self.match}, hand {hand}, step {step}: {what}")
+
+
+#: Called with (event, hand, step, game, details) as the replay goes; see :func:`match_text`.
+Listener = Callable[[str, int, int, VectorGame, dict[str, Any]], None]
+
+
+def replay(record: dict[str, Any], listener: Listener | None = None) -> ReplayResult:
+    """Re-play ``record`` through the engine, verifying every outcome; see the module doc.
+
+    ``listener`` (optional) sees each ``"deal"``, ``"move"`` and
+    ``"hand_end"`` with the engine after it, e.g. to print the match.
+    """
+    check_record(record)
+    fail = _Failure(record["match"])
+    try:
+        rules = rules_from_dict(dict(record["rules"]["switches"]), source="the record's rules")
+    except ValueError as err:
+        raise fail(1, 0, str(err)) from None
+    hands = record["hands"]
+    game = VectorGame(1, rules, seed=np.array([record["seed"]], np.uint64), autoreset=False)
+    if record["first_deal"] == "given":
+        try:
+            game.reset(decks=np.array([hands[0]["deck"]]), dealer=np.array([hands[0]["dealer"]]))
+        except ValueError as err:
+            raise fail(1, 0, f"the deal is refused by the engine: {err}") from None
+    total = 0
+    info: dict[str, np.ndarray] = {}
+    for h, hand in enumerate(hands, 1):
+        _check_deal(game, hand, fail, h)
+        if listener is not None:
+            listener("deal", h, 0, game, {})
+        info = _play_hand(game, hand, fail, h, listener)
+        total += len(hand["actions"])
+        steps = len(hand["actions"])
+        _check_equal(fail, h, steps, "showdown", showdown_dict(game.last_hand, 0),
+                     hand["showdown"])
+        sheet = sheet_dict(game.sheet(0))
+        _check_equal(fail, h, steps, "sheet after the hand", sheet, hand["sheet"])
+        over = bool(info["match_over"][0])
+        if listener is not None:
+            listener("hand_end", h, steps, game, {"match_over": over})
+        if over and h < len(hands):
+            raise fail(h, steps, f"the match ends with this hand, but the record has "
+                                 f"{len(hands) - h} more hand(s)")
+        if not over and h == len(hands):
+            raise fail(h, steps, "the record ends before the match does (truncated?)")
+    _check_equal(fail, len(hands), len(hands[-1]["actions"]), "match result",
+                 result_dict(sheet_dict(game.sheet(0)), len(hands)), record["result"])
+    return ReplayResult(int(record["match"]), len(hands), total, int(game.sheet(0).match_winner))
+
+
+def _check_deal(game: VectorGame, hand: dict[str, Any], fail: _Failure, h: int) -> None:
+    deck = game.deck[0].tolist()
+    if deck != hand["deck"]:
+        k = next(i for i, (a, b) in enumerate(zip(deck, hand["deck"], strict=True)) if a != b)
+        raise fail(h, 0, f"deck position {k} is card {hand['deck'][k]} in the record but "
+                         f"{deck[k]} in the engine's deal from the seed")
+    if int(game.dealer[0]) != hand["dealer"]:
+        raise fail(h, 0, f"the record's dealer is seat {hand['dealer']}, the rules make "
+                         f"seat {int(game.dealer[0])} deal")
+
+
+def _play_hand(game: VectorGame, hand: dict[str, Any], fail: _Failure, h: int,
+               listener: Listener | None) -> dict[str, np.ndarray]:
+    actions = hand["actions"]
+    info: dict[str, np.ndarray] = {"hand_over": np.zeros(1, bool)}
+    for k, (seat, action) in enumerate(actions, 1):
+        mover = int(game.current_player[0])
+        if seat != mover:
+            raise fail(h, k, f"the record has seat {seat} moving, but it is seat {mover}'s turn")
+        mask = game.legal_action_mask()[0]
+        if not 0 <= action < A.NUM_ACTIONS or not mask[action]:
+            legal = np.flatnonzero(mask).tolist()
+            raise fail(h, k, A.illegal_message(action, int(game.phase[0]), mover, legal))
+        top = int(game.top_discard()[0])
+        _, info = game.step(np.array([action]))
+        if listener is not None:
+            listener("move", h, k, game, {"seat": seat, "action": action, "top": top})
+        if info["hand_over"][0] and k < len(actions):
+            raise fail(h, k, f"the hand ends here, but the record has {len(actions) - k} "
+                             "more action(s)")
+    if not info["hand_over"][0]:
+        raise fail(h, len(actions), "the record's actions end before the hand does (truncated?)")
+    return info
+
+
+def _check_equal(fail: _Failure, h: int, step: int, what: str, engine: dict[str, Any],
+                 recorded: dict[str, Any]) -> None:
+    for key in sorted(set(engine) | set(recorded)):
+        if engine.get(key) != recorded.get(key):
+            raise fail(h, step, f"{what}: '{key}' is {recorded.get(key, '(missing)')!r} in the "
+                                f"record but {engine.get(key, '(absent)')!r} in the replay")
+
+
+# ---------------------------------------------------------------------- text
+
+
+def seat_names(record: dict[str, Any]) -> tuple[str, str]:
+    """The agents' names by seat, told apart when both seats play the same agent."""
+    a, b = record["agents"]
+    return (a, b) if a != b else (f"{a} (seat 0)", f"{b} (seat 1)")
+
+
+def match_text(record: dict[str, Any]) -> str:
+    """The match as text, hand by hand, with the engine's text renderer (verified as it goes)."""
+    names = seat_names(record)
+    rules = record["rules"]
+    profile = rules["profile"] or "custom rules"
+    lines = [f"Match {record['match']}: {names[0]} (seat 0) vs {names[1]} (seat 1), "
+             f"{profile}, seed {record['seed']}, recorded by hgin {record['hgin']}"]
+    knock_card: list[int | None] = [None]
+
+    def listen(event: str, h: int, k: int, game: VectorGame, details: dict[str, Any]) -> None:
+        if event == "deal":
+            dealer = names[int(game.dealer[0])]
+            lines.extend(["", f"=== Hand {h} (dealer: {dealer}) ===",
+                          table_text(game, 0, viewer=None, names=names, sheet=False)])
+            knock_card[0] = None
+        elif event == "move":
+            action = details["action"]
+            card = details["top"] if action == A.TAKE_DISCARD else None
+            if A.KNOCK <= action < A.DRAW_STOCK:
+                knock_card[0] = action - A.KNOCK
+            lines.append(f"  {k:3d}. {names[details['seat']]}: {move_text(action, card=card)}")
+        else:
+            lines.extend([showdown_text(game, 0, names, knock_discard=knock_card[0]),
+                          sheet_text(game.sheet(0), game.rules, names)])
+
+    replay(record, listen)
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Verify every match of a record file, or print one match as text."""
+    parser = argparse.ArgumentParser(
+        prog="python -m hgin_env.replay",
+        description="Re-play match records (JSON Lines, .gz allowed) through the engine, "
+                    "verifying every outcome; print one match with --match.")
+    parser.add_argument("file", help="a record file written by evaluate.py --record")
+    parser.add_argument("--match", type=int, metavar="N",
+                        help="print match N (its 'match' field) hand by hand")
+    args = parser.parse_args(argv)
+    try:
+        if args.match is not None:
+            for record in read_records(args.file):
+                if record["match"] == args.match:
+                    print(match_text(record))
+                    return 0
+            print(f"{parser.prog}: {args.file} has no match {args.match}", file=sys.stderr)
+            return 1
+        count = 0
+        for record in read_records(args.file):
+            result = replay(record)
+            count += 1
+            print(f"match {result.match}: verified, {result.hands} hands, {result.actions} "
+                  f"actions, won by {record['agents'][result.winner]} (seat {result.winner})")
+        print(f"{count} match(es) verified", file=sys.stderr)
+        return 0
+    except ValueError as err:
+        print(f"{parser.prog}: {err}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
