@@ -51,7 +51,7 @@ from hgin_env.engine import VectorGame, game_seeds
 from hgin_env.records import MatchRecorder
 from hgin_env.rules import Rules, load_rules
 
-from .base import Agent
+from .base import Agent, RowGenerators
 from .stats import clustered_wilson
 
 #: Compact the batch once fewer than this fraction of its games are still playing.
@@ -150,7 +150,8 @@ def act_split(
     its rows with a probe generator, and if it drew from the probe its
     answer is discarded and it is called once per row with that row's
     generator.  Agents that draw nothing (the heuristics, greedy networks)
-    keep the one batched call.
+    keep the one batched call, and so do agents with ``draws_per_row``, which
+    get the rows' generators as one :class:`~agents.base.RowGenerators`.
     """
     who = np.asarray(who)
     mask = obs["action_mask"]
@@ -160,11 +161,14 @@ def act_split(
         rows = np.flatnonzero(who == k)
         if rows.size == 0:
             continue
-        before = None if probe is None else probe.bit_generator.state
-        chosen = agent.act({key: value[rows] for key, value in obs.items()},
-                           rng=rng if probe is None else probe)
-        if probe is not None and probe.bit_generator.state != before:
-            chosen = _act_per_row(agent, k, obs, rows, row_rngs)
+        sub = {key: value[rows] for key, value in obs.items()}
+        if probe is not None and getattr(agent, "draws_per_row", False):
+            chosen = agent.act(sub, rng=RowGenerators(row_rngs[rows]))
+        else:
+            before = None if probe is None else probe.bit_generator.state
+            chosen = agent.act(sub, rng=rng if probe is None else probe)
+            if probe is not None and probe.bit_generator.state != before:
+                chosen = _act_per_row(agent, k, obs, rows, row_rngs)
         actions[rows] = _checked(agent, k, mask, rows, chosen, check)
     return actions
 

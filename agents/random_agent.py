@@ -9,6 +9,8 @@ from .base import default_rng, sample_uniform_legal
 
 class RandomAgent:
     name = "random"
+    #: Draws one number per row (see ``agents.base.RowGenerators``).
+    draws_per_row = True
 
     def __init__(self, seed: int | None = None) -> None:
         self._rng = np.random.default_rng(seed)

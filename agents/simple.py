@@ -54,6 +54,7 @@ from hgin_env import actions as A
 from hgin_env.cards import CARD_VALUES, NUM_CARDS, NUM_RANKS, NUM_SUITS
 from hgin_env.melds import SENTINEL, deadwood_after_discard, min_deadwood
 
+from .base import RowGenerators
 from .view import ObsView, card_bit, decode
 
 _VALUES = CARD_VALUES.astype(np.int64)
@@ -108,7 +109,8 @@ def published_discard(view: ObsView, rows: np.ndarray, rng: np.random.Generator)
     after = np.where(allowed, view.after_discard[rows], np.iinfo(np.int64).max)
     best = allowed & (after == after.min(axis=1, keepdims=True))
     counts = best.sum(axis=1)
-    nth = (rng.random(rows.size) * counts).astype(np.int64)
+    draws = rng.random_rows(rows) if isinstance(rng, RowGenerators) else rng.random(rows.size)
+    nth = (draws * counts).astype(np.int64)
     card = np.argmax(np.cumsum(best, axis=1) > nth[:, None], axis=1)
     knock = mask[np.arange(rows.size), A.KNOCK + card]
     action = np.where(knock, A.KNOCK + card, card)
@@ -149,6 +151,8 @@ class SimpleAgent:
     """
 
     name = "simple"
+    #: Draws only one number per discarding row (see ``agents.base.RowGenerators``).
+    draws_per_row = True
 
     def __init__(self, seed: int | None = None) -> None:
         self._rng = np.random.default_rng(seed)

@@ -350,3 +350,27 @@ def test_strong_knock_settings_follow_the_undercut_bonus() -> None:
     assert costly["early"] == 8.0 and cheap["early"] == 10.0
     assert cheap["early"] > middle["early"] > costly["early"]
     assert make_agent("strong", rules="classic").knock == cheap
+
+
+@pytest.mark.parametrize("spec", ["simple", "random"])
+def test_row_generators_draw_exactly_as_one_row_at_a_time(spec: str) -> None:
+    """An agent with ``draws_per_row`` called once with every row's generator chooses what
+    it chooses called on each row alone with that row's generator (the arena relies on it)."""
+    from agents.base import RowGenerators
+
+    agent = make_agent(spec, seed=0)
+    assert agent.draws_per_row
+    game = VectorGame(48, seed=3)
+    rng = np.random.default_rng(1)
+    for _ in range(150):
+        obs = game.observe()
+        batched = agent.act(obs, rng=RowGenerators([np.random.default_rng(i) for i in range(48)]))
+        alone = [agent.act({k: v[i : i + 1] for k, v in obs.items()},
+                           rng=np.random.default_rng(i))[0] for i in range(48)]
+        assert batched.tolist() == alone
+        mask = obs["action_mask"]
+        noise = rng.random(mask.shape)
+        noise[mask == 0] = -1
+        game.step(noise.argmax(axis=1))
+    with pytest.raises(ValueError, match="per row"):
+        RowGenerators([np.random.default_rng(0)]).random(3)
