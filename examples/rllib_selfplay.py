@@ -94,7 +94,9 @@ def quiet_rllib_logs() -> None:
     which are not the user's to fix.  Errors still show."""
     import ray.rllib  # noqa: F401  (importing it resets its logger's level, so first)
 
-    logging.getLogger("ray.rllib").setLevel(logging.ERROR)
+    # RLlib logs its deprecation notices through Ray's shared deprecation helper.
+    for name in ("ray.rllib", "ray._common.deprecation"):
+        logging.getLogger(name).setLevel(logging.ERROR)
 
 
 #: Ray runs the hook in every worker it starts, so the env runners are quiet too.
