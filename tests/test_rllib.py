@@ -1,8 +1,9 @@
-"""RLlib (Ray) integration: the action-masking RLModule and a real self-play PPO run.
+"""RLlib (Ray) integration: the action-masking RLModule, the shaped env, the
+per-iteration probe against random, and a real self-play PPO run.
 
-Needs the ``rllib`` extra (``pip install -e '.[rllib]'``); skipped without it.
-CI does not install that extra; run these with
-``pip install -e '.[dev,rllib]' && python -m pytest -q tests/test_rllib.py``.
+Needs the ``rllib`` extra (``pip install -e '.[rllib]'``, which brings pytest
+too); skipped without it.  CI does not install that extra; run these with
+``pip install -e '.[rllib]' && python -m pytest -q tests/test_rllib.py``.
 """
 
 from __future__ import annotations
@@ -70,23 +71,83 @@ def test_masked_module_only_allows_legal_actions():
     assert env.action_spaces["player_0"].n == A.NUM_ACTIONS
 
 
+def test_shaped_env_adds_the_deadwood_drop_within_hands():
+    example = load_example()
+    plain = example.env_creator({"shaping": 0.0})
+    shaped = example.env_creator({"shaping": 2.0})
+    obs, _ = plain.reset(seed=4)
+    obs_s, _ = shaped.reset(seed=4)
+    rng = np.random.default_rng(0)
+    last: dict[str, np.ndarray] = {agent: o["observation"] for agent, o in obs.items()}
+    shaped_steps = 0
+    for _ in range(300):
+        (agent, o), = obs.items()
+        assert np.array_equal(o["observation"], obs_s[agent]["observation"])
+        action = int(rng.choice(np.flatnonzero(o["action_mask"])))
+        obs, rewards, done, _, _ = plain.step({agent: action})
+        obs_s, rewards_s, _, _, _ = shaped.step({agent: action})
+        if done["__all__"]:
+            break
+        for who, o2 in obs.items():
+            now, before = o2["observation"], last.get(who)
+            same_hand = (before is not None and now[example.STOCK] <= before[example.STOCK]
+                         and np.array_equal(now[example.SCORES], before[example.SCORES]))
+            drop = float(before[example.DEADWOOD] - now[example.DEADWOOD]) if same_hand else 0.0
+            assert rewards_s[who] == pytest.approx(rewards[who] + 2.0 * drop)
+            shaped_steps += drop != 0
+            last[who] = now
+    assert shaped_steps > 0
+    with pytest.raises(ValueError, match="shaping coefficient"):
+        example.env_creator({"shaping": -1.0})
+
+
+def test_hand_rates_counts_hands_for_both_seats():
+    example = load_example()
+    random, simple = example.RandomAgent(0), example.make_agent("simple", seed=0)
+    r = example.hand_rates(simple, random, games=16, steps=300, rules="friendly", seed=2)
+    assert r["hands"] > 0 and r["won"] + r["lost"] <= r["hands"]
+    assert r["win_rate"] == r["won"] / r["hands"]
+    # The heuristic wins far more hands than random does against it.
+    back = example.hand_rates(random, simple, games=16, steps=300, rules="friendly", seed=2)
+    assert r["win_rate"] > back["win_rate"] + 0.3
+
+
 @pytest.mark.slow
-def test_rllib_selfplay_trains_and_evaluates():
+def test_rllib_selfplay_trains_and_beats_its_untrained_self_against_random(capsys):
     example = load_example()
     t0 = time.perf_counter()
     # One remote EnvRunner: the module class travels to a Ray worker as on a cluster.
+    # The README's settings, 2 of its 20 iterations: seed 0 goes from 4% of the hands
+    # against random untrained to 32% after one iteration.
     result = example.main(["--iterations", "2", "--num-env-runners", "1",
-                           "--train-batch-size", "256", "--minibatch-size", "64",
-                           "--num-epochs", "1", "--eval-matches", "4", "--seed", "1"])
+                           "--eval-matches", "4", "--eval-opponents", "simple", "--seed", "0"])
     elapsed = time.perf_counter() - t0
+    out = capsys.readouterr().out
     assert result["iterations"] == 2
-    assert result["env_steps"] >= 512
+    assert result["env_steps"] >= 8000
     learner = result["last_result"]["learners"][example.POLICY]
     assert learner["num_module_steps_trained"] > 0
-    for name in ("eval_rllib", "eval_random"):
-        r = result[name]
-        assert r["matches"] == 4
-        for key in ("match", "column", "hand"):
-            assert 0.0 <= r[key]["rate"] <= 1.0
+    r = result["eval_simple"]
+    assert r["matches"] == 4
+    for key in ("match", "column", "hand"):
+        assert 0.0 <= r[key]["low"] <= r[key]["rate"] <= r[key]["high"] <= 1.0
+    history = result["history"]
+    assert [row["iteration"] for row in history] == [0, 1, 2]
+    assert "nan" not in out and "hands won vs random" in out
+    # The learning signal: hands won against random rise above the untrained policy's.
+    untrained = history[0]["probe"]["win_rate"]
+    assert max(row["probe"]["win_rate"] for row in history[1:]) > untrained + 0.1
     print(f"rllib test: {elapsed:.1f} s (Ray start {result['ray_start_seconds']:.1f} s, "
           f"training {result['train_seconds']:.1f} s)")
+
+
+def test_bad_options_are_rejected_before_ray_starts(capsys):
+    example = load_example()
+    for argv, needle in ((["--shaping", "-1"], "--shaping"),
+                         (["--probe-steps", "-5"], "--probe-steps"),
+                         (["--iterations", "0"], "--iterations"),
+                         (["--eval-opponents", "nobody"], "nobody"),
+                         (["--rules", "nope"], "nope")):
+        with pytest.raises(SystemExit):
+            example.main(argv)
+        assert needle in capsys.readouterr().err
