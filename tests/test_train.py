@@ -943,6 +943,7 @@ def test_hostile_game_state_in_a_checkpoint_is_refused_quickly(what: str, change
         np.testing.assert_array_equal(value, before[key])
 
 
+@pytest.mark.filterwarnings("ignore:Detected pickle protocol")  # torch's, before our error
 @given(data=st.binary(min_size=0, max_size=4096))
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 def test_fuzz_checkpoint_loaders(tmp_path_factory, data: bytes) -> None:
