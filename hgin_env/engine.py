@@ -35,7 +35,7 @@ from .hand import (
 from .hollywood import Sheet, SheetBatch
 from .melds import discard_table_unchecked, min_deadwood
 from .rules import Rules, load_rules
-from .state import FIELD_NAMES, GameState
+from .state import FIELD_NAMES, GameState, validate
 
 __all__ = [
     "REWARD_MODES",
@@ -109,8 +109,6 @@ class VectorGame:
         cls, state: GameState, reward: str = "columns", autoreset: bool = True
     ) -> VectorGame:
         """An engine that continues ``state`` (validated; the engine owns a clone)."""
-        from .state import validate
-
         validate(state)
         game = cls.__new__(cls)
         if reward not in REWARD_MODES:
