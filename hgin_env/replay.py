@@ -2,6 +2,7 @@
 
     python -m hgin_env.replay FILE                 # verify every match of FILE
     python -m hgin_env.replay FILE --match N       # print match N, hand by hand
+    python -m hgin_env.replay FILE --match N --html out.html   # a page to step through it
 
 :func:`replay` deals each hand (the first from the record's seed, or from
 its deck when the record says ``first_deal: given``; later hands from the
@@ -191,8 +192,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("file", help="a record file written by evaluate.py --record")
     parser.add_argument("--match", type=int, metavar="N",
                         help="print match N (its 'match' field) hand by hand")
+    parser.add_argument("--html", metavar="OUT",
+                        help="write match N (the first match without --match) as one "
+                             "self-contained HTML page to OUT instead of printing it")
     args = parser.parse_args(argv)
     try:
+        if args.html is not None:
+            return _write_page(parser.prog, args.file, args.match, args.html)
         if args.match is not None:
             for record in read_records(args.file):
                 if record["match"] == args.match:
@@ -211,6 +217,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as err:
         print(f"{parser.prog}: {err}", file=sys.stderr)
         return 1
+
+
+def _write_page(prog: str, path: str, match: int | None, out: str) -> int:
+    from .viewer import write_html  # the viewer imports this module
+
+    for record in read_records(path):
+        if match is None or record["match"] == match:
+            written = write_html(record, out)
+            print(f"wrote match {record['match']} to {written}", file=sys.stderr)
+            return 0
+    print(f"{prog}: {path} has no match {match}" if match is not None
+          else f"{prog}: {path} holds no match", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":
