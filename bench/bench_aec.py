@@ -42,17 +42,13 @@ from gymnasium import spaces
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from common import print_table
+from common import random_legal as _pick
 
 import hgin_env
 from hgin_env.engine import VectorGame
 from hgin_env.single import SingleGame
 
 TARGET = 25_000
-
-
-def _pick(mask: np.ndarray, rng: np.random.Generator) -> int:
-    legal = np.flatnonzero(mask)
-    return int(legal[int(rng.integers(legal.size))])
 
 
 def engine_loop(rules: str, seed: int) -> Callable[[int], int]:

@@ -34,16 +34,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from common import print_table
+from common import random_legal as _pick
 
 import hgin_env
 from hgin_env.gym_env import HollywoodGinEnv
 
 ROUND = 100
-
-
-def _pick(mask: np.ndarray, rng: np.random.Generator) -> int:
-    legal = np.flatnonzero(mask)
-    return int(legal[int(rng.integers(legal.size))])
 
 
 def gym_loop(rules: str, seed: int, render: bool, time_step: bool) -> Callable[[], float]:

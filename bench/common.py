@@ -41,3 +41,9 @@ def print_table(title: str, columns: list[str], rows: list[list[str]]) -> None:
         table.add_row(*row)
     console = Console()
     Console(width=max(console.width, 120)).print(table)
+
+
+def random_legal(mask: np.ndarray, rng: np.random.Generator) -> int:
+    """One uniformly random legal action of a single (108,) mask."""
+    legal = np.flatnonzero(mask)
+    return int(legal[int(rng.integers(legal.size))])
