@@ -110,8 +110,9 @@ def move_options(game: Any, seat: int, style: Style) -> list[tuple[int, str]]:
     return options
 
 
-def _why_illegal(game: Any, seat: int, action: int) -> str:
-    """A plain-words reason why ``action`` is not allowed now."""
+def why_illegal(game: Any, seat: int, action: int) -> str:
+    """A plain-words reason why ``action`` (an illegal action id of ``seat``, the
+    mover) is not allowed now; the terminal game and the play server say it."""
     phase = int(game.phase[0])
     top = int(game.top_discard()[0])
     top_txt = card_text(top) if top >= 0 else "the discard"
@@ -200,7 +201,7 @@ def parse_command(text: str, options: list[tuple[int, str]], game: Any, seat: in
         return "error", None, f"I don't understand {raw!r}: {err}. Type 'help' for the commands."
     if action in {a for a, _ in options}:
         return "move", action, ""
-    return "error", None, _why_illegal(game, seat, action)
+    return "error", None, why_illegal(game, seat, action)
 
 
 def _first_held(game: Any, seat: int) -> int:
@@ -208,7 +209,9 @@ def _first_held(game: Any, seat: int) -> int:
     return (hand & -hand).bit_length() - 1 if hand else 0
 
 
-def _narrate(name: str, action: int, top: int, drawn: int | None, style: Style) -> str:
+def narrate(name: str, action: int, top: int, drawn: int | None, style: Style) -> str:
+    """One move in words: ``name`` (``"You"`` or a third person) played ``action``;
+    ``top`` is the discard it may have taken, ``drawn`` the card a draw showed."""
     if action == A.DRAW_STOCK:
         return f"{name} draw{'s' if name != 'You' else ''} from the stock" + (
             f": {card_text(drawn, style)}." if drawn is not None else ".")
@@ -311,7 +314,7 @@ def play(
             new = int(game.hands[0, mover]) & ~before
             drawn = new.bit_length() - 1 if new else None
         if not _ends_hand(action):  # a knock is told by the showdown below
-            say(_narrate(short[mover], action, top, drawn, style))
+            say(narrate(short[mover], action, top, drawn, style))
         if info.get("hand_over"):
             say()
             discard = action - A.KNOCK if A.KNOCK <= action < A.DRAW_STOCK else None

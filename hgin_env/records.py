@@ -37,6 +37,7 @@ __all__ = [
     "RecordWriter",
     "check_record",
     "hgin_version",
+    "in_progress",
     "make_record",
     "meld_lists",
     "open_text",
@@ -287,15 +288,35 @@ class MatchRecorder:
             if match not in self.results:
                 out.append(None)
                 continue
-            hands = []
-            for h, hand in enumerate(self.hands[match]):
-                pairs = moves.get((match, h))
-                hands.append({"dealer": hand["dealer"], "deck": hand["deck"],
-                              "actions": [] if pairs is None else pairs.tolist(),
-                              "showdown": hand["showdown"], "sheet": hand["sheet"]})
             out.append({"seed": int(self.seeds[match]), "first_deal": self.first_deal,
-                        "hands": hands, "result": self.results[match]})
+                        "hands": self._hand_list(match, moves), "result": self.results[match]})
         return out
+
+    def _hand_list(self, match: int, moves: dict[tuple[int, int], np.ndarray]
+                   ) -> list[dict[str, Any]]:
+        """The hands of ``match`` with their actions; a hand in play has no showdown yet."""
+        hands = []
+        for h, hand in enumerate(self.hands[match]):
+            pairs = moves.get((match, h))
+            hands.append({"dealer": hand["dealer"], "deck": hand["deck"],
+                          "actions": [] if pairs is None else pairs.tolist(),
+                          "showdown": hand.get("showdown"), "sheet": hand.get("sheet")})
+        return hands
+
+    def match_so_far(self, match: int, game: Any, row: int) -> dict[str, Any]:
+        """``match`` as :meth:`matches` gives it, but also while it goes on (row ``row``).
+
+        An unfinished match ends with the hand in play: its actions so far, with
+        ``showdown`` and ``sheet`` null, and its ``result`` (from the sheet now)
+        has ``winner`` -1 (docs/records.md, "A match in progress").
+        """
+        hands = self._hand_list(match, self._actions_by_hand())
+        if self.finished[match]:
+            result = self.results[match]
+        else:
+            result = result_dict(sheet_dicts(game.sheets, np.array([row]))[0], len(hands))
+        return {"seed": int(self.seeds[match]), "first_deal": self.first_deal,
+                "hands": hands, "result": result}
 
     def _actions_by_hand(self) -> dict[tuple[int, int], np.ndarray]:
         """Every recorded action grouped by (match, hand), in play order: one sort in all."""
@@ -418,12 +439,18 @@ def check_record(record: Any, where: str | None = None, hands: bool = True) -> N
     need(isinstance(record["hands"], list) and len(record["hands"]) > 0,
          "'hands' must be a non-empty list")
     if hands:
+        last = len(record["hands"])
         for h, hand in enumerate(record["hands"], 1):
             _check_hand(hand, lambda ok, what, step=0, h=h: need(
-                ok, f"hand {h}, step {step}: {what}"))
+                ok, f"hand {h}, step {step}: {what}"), in_play=h == last and in_progress(record))
 
 
-def _check_hand(hand: Any, need: Any) -> None:
+def in_progress(record: dict[str, Any]) -> bool:
+    """Whether ``record`` is a match still being played (its ``result`` has ``winner`` -1)."""
+    return record["result"]["winner"] == -1
+
+
+def _check_hand(hand: Any, need: Any, in_play: bool = False) -> None:
     """A hand's fields; ``need(ok, what, step)`` reports at the deal (step 0) or a step."""
     need(isinstance(hand, dict), "a hand must be a JSON object")
     missing = [key for key in _HAND_KEYS if key not in hand]
@@ -439,6 +466,10 @@ def _check_hand(hand: Any, need: Any) -> None:
         need(isinstance(pair, list) and len(pair) == 2 and all(map(_is_int, pair))
              and pair[0] in (0, 1), f"expected a [seat, action] pair, got {pair!r}", k)
     end = len(actions)
+    if in_play:  # the hand of a match in progress has not ended
+        need(hand["showdown"] is None and hand["sheet"] is None,
+             "the hand in play of a match in progress has 'showdown' and 'sheet' null", end)
+        return
     need(isinstance(hand["showdown"], dict), "'showdown' must be a JSON object", end)
     need(isinstance(hand["sheet"], dict), "'sheet' must be a JSON object", end)
 

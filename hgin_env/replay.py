@@ -11,7 +11,9 @@ the recorded actions one by one and checks the mover, the legality of each
 action, where the hand ends, the showdown, the award and the sheet after
 every hand, and the match result.  Any disagreement, a tampered or cut-off
 record included, is a ``ValueError`` naming the match, the hand and the step
-(step 0 is the deal, step k the k-th action of the hand).
+(step 0 is the deal, step k the k-th action of the hand).  A record of a match
+in progress (``result.winner`` -1, as the play server writes one) is checked up
+to its last action, which must leave the hand in play.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import numpy as np
 
 from . import actions as A
 from .engine import VectorGame
-from .records import check_record, read_records, result_dict, sheet_dict, showdown_dict
+from .records import check_record, in_progress, read_records, result_dict, sheet_dict, showdown_dict
 from .render import move_text, sheet_text, showdown_text, table_text
 from .rules import rules_from_dict
 
@@ -35,7 +37,8 @@ __all__ = ["ReplayResult", "main", "match_text", "replay"]
 
 @dataclass
 class ReplayResult:
-    """What a verified replay found: hands and actions played, the winner's seat."""
+    """What a verified replay found: hands and actions played, the winner's seat
+    (-1 for a match in progress)."""
 
     match: int
     hands: int
@@ -78,13 +81,17 @@ def replay(record: dict[str, Any], listener: Listener | None = None) -> ReplayRe
             raise fail(1, 0, f"the deal is refused by the engine: {err}") from None
     total = 0
     info: dict[str, np.ndarray] = {}
+    unfinished = in_progress(record)
     for h, hand in enumerate(hands, 1):
         _check_deal(game, hand, fail, h)
         if listener is not None:
             listener("deal", h, 0, game, {})
-        info = _play_hand(game, hand, fail, h, listener)
+        in_play = unfinished and h == len(hands)
+        info = _play_hand(game, hand, fail, h, listener, in_play)
         total += len(hand["actions"])
         steps = len(hand["actions"])
+        if in_play:
+            break
         _check_equal(fail, h, steps, "showdown", showdown_dict(game.last_hand, 0),
                      hand["showdown"])
         sheet = sheet_dict(game.sheet(0))
@@ -96,7 +103,8 @@ def replay(record: dict[str, Any], listener: Listener | None = None) -> ReplayRe
             raise fail(h, steps, f"the match ends with this hand, but the record has "
                                  f"{len(hands) - h} more hand(s)")
         if not over and h == len(hands):
-            raise fail(h, steps, "the record ends before the match does (truncated?)")
+            raise fail(h, steps, "the record ends before the match does (truncated?); "
+                                 "a match in progress has result winner -1")
     _check_equal(fail, len(hands), len(hands[-1]["actions"]), "match result",
                  result_dict(sheet_dict(game.sheet(0)), len(hands)), record["result"])
     return ReplayResult(int(record["match"]), len(hands), total, int(game.sheet(0).match_winner))
@@ -114,7 +122,8 @@ def _check_deal(game: VectorGame, hand: dict[str, Any], fail: _Failure, h: int) 
 
 
 def _play_hand(game: VectorGame, hand: dict[str, Any], fail: _Failure, h: int,
-               listener: Listener | None) -> dict[str, np.ndarray]:
+               listener: Listener | None, in_play: bool = False) -> dict[str, np.ndarray]:
+    """Play one hand's actions; the hand ends at its last action unless it is ``in_play``."""
     actions = hand["actions"]
     info: dict[str, np.ndarray] = {"hand_over": np.zeros(1, bool)}
     for k, (seat, action) in enumerate(actions, 1):
@@ -129,10 +138,12 @@ def _play_hand(game: VectorGame, hand: dict[str, Any], fail: _Failure, h: int,
         _, info = game.step(np.array([action]))
         if listener is not None:
             listener("move", h, k, game, {"seat": seat, "action": action, "top": top})
-        if info["hand_over"][0] and k < len(actions):
+        if info["hand_over"][0] and (k < len(actions) or in_play):
+            if in_play:
+                raise fail(h, k, "the hand ends here, but the record has it still in play")
             raise fail(h, k, f"the hand ends here, but the record has {len(actions) - k} "
                              "more action(s)")
-    if not info["hand_over"][0]:
+    if not info["hand_over"][0] and not in_play:
         raise fail(h, len(actions), "the record's actions end before the hand does (truncated?)")
     return info
 
@@ -210,8 +221,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         for record in read_records(args.file):
             result = replay(record)
             count += 1
+            outcome = ("still in play" if result.winner < 0 else
+                       f"won by {record['agents'][result.winner]} (seat {result.winner})")
             print(f"match {result.match}: verified, {result.hands} hands, {result.actions} "
-                  f"actions, won by {record['agents'][result.winner]} (seat {result.winner})")
+                  f"actions, {outcome}")
         print(f"{count} match(es) verified", file=sys.stderr)
         return 0
     except ValueError as err:

@@ -5,14 +5,12 @@
 The positions are computed here, by re-playing (and so verifying) the record
 through the engine with :func:`hgin_env.replay.replay`; the page's script only
 displays them, so what the page shows is what the engine played.  The page has
-no external asset: CSS, script and the match data are inlined.
+no external asset: CSS, script and the match data are inlined (:mod:`hgin_env.webpage`).
+A match in progress (a download from the play server) shows up to its last move.
 """
 
 from __future__ import annotations
 
-import html
-import json
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +20,9 @@ from .engine import VectorGame
 from .hollywood import COLUMN_NAMES
 from .render import card_text, move_text, phase_text
 from .replay import replay, seat_names
+from .webpage import page
 
 __all__ = ["match_html", "viewer_data", "write_html"]
-
-#: Where the data goes in the template (inside a ``<script type="application/json">``).
-DATA_MARK = "/*__MATCH_DATA__*/"
-TITLE_MARK = "__TITLE__"
-
 
 def _cards(mask: int) -> list[int]:
     return [int(c) for c in mask_to_cards(int(mask))]
@@ -84,7 +78,7 @@ def viewer_data(record: dict[str, Any]) -> dict[str, Any]:
             action, seat = int(details["action"]), int(details["seat"])
             card = int(details["top"]) if action == A.TAKE_DISCARD else None
             words = f"{names[seat]}: {move_text(action, card=card)}"
-            if k == len(hand["actions"]):
+            if k == len(hand["actions"]) and hand["showdown"] is not None:
                 position = _end_position(last, action, hand["showdown"])
             else:
                 position = _position(game)
@@ -112,17 +106,11 @@ def viewer_data(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _template() -> str:
-    return resources.files("hgin_env").joinpath("viewer_template.html").read_text("utf-8")
-
-
 def match_html(record: dict[str, Any]) -> str:
     """The whole page for ``record``: one string, no external asset."""
     data = viewer_data(record)
-    # "</" would end the <script> element early; "<\/" is the same string to JSON.
-    payload = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
-    title = html.escape(f"hgin match {data['match']}: {data['names'][0]} vs {data['names'][1]}")
-    return _template().replace(TITLE_MARK, title).replace(DATA_MARK, payload)
+    title = f"hgin match {data['match']}: {data['names'][0]} vs {data['names'][1]}"
+    return page("viewer_template.html", title, data)
 
 
 def write_html(record: dict[str, Any], path: str | Path) -> Path:

@@ -1,0 +1,206 @@
+"""One person's match against an agent, as the play server keeps it between clicks.
+
+:class:`PlaySession` holds a one-game :class:`~hgin_env.engine.VectorGame`
+(the engine :mod:`hgin_env.replay` verifies with), plays the agent's moves as
+soon as it is the agent's turn, records every action with a
+:class:`~hgin_env.records.MatchRecorder`, and describes the table as the
+person's seat may see it (:meth:`PlaySession.view`): the opponent's cards stay
+hidden, but for those it took from the discard pile, until a showdown shows them.
+The words (moves, why a move is refused, what happened) are the terminal
+game's (:mod:`hgin_env.play`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import actions as A
+from .cards import mask_to_cards
+from .engine import VectorGame
+from .hollywood import COLUMN_NAMES
+from .melds import best_melds, min_deadwood
+from .opponent import Policy
+from .play import move_options, narrate, why_illegal
+from .records import MatchRecorder, make_record, sheet_dict, showdown_dict
+from .render import Style, phase_text
+from .rules import Rules
+
+__all__ = ["IllegalMove", "PlaySession"]
+
+_PLAIN = Style(False)
+#: How many lines of the move log a view carries (the newest).
+LOG_LINES = 14
+
+
+class IllegalMove(ValueError):
+    """A move the rules refuse now: ``str(err)`` says why in plain words, ``detail``
+    in the engine's words (:func:`hgin_env.actions.illegal_message`)."""
+
+    def __init__(self, message: str, detail: str) -> None:
+        super().__init__(message)
+        self.detail = detail
+
+
+class PlaySession:
+    """A match of a person (seat ``seat``) against ``opponent``, from the deals of ``seed``.
+
+    ``opponent_name`` names the agent in the page and in the record (its
+    spec, e.g. ``"pretrained"``); ``profile`` is the rules' profile name, if any.
+    """
+
+    def __init__(self, opponent: Policy, rules: Rules, seed: int, seat: int = 0,
+                 opponent_name: str = "opponent", profile: str | None = None) -> None:
+        if seat not in (0, 1):
+            raise ValueError(f"seat must be 0 or 1, got {seat!r}")
+        self.opponent = opponent
+        self.rules = rules
+        self.seed = int(seed)
+        self.seat = seat
+        self.profile = profile
+        self.agents = ["human", "human"]
+        self.agents[1 - seat] = opponent_name
+        self.names = ["You", "You"]
+        self.names[1 - seat] = f"{opponent_name} (agent)"
+        self.game = VectorGame(1, rules, seed=self.seed, autoreset=False)
+        self.recorder = MatchRecorder(1)
+        self.recorder.start(self.game)
+        self._ids = np.zeros(1, np.int64)
+        self._live = np.ones(1, bool)
+        self.rng = np.random.default_rng(self.seed)  # the agent's own choices
+        self.hand_number = 1
+        self.log: list[str] = []
+        self.showdown: dict[str, Any] | None = None
+        self.showdown_hand = 0
+        self.knock_discard = -1
+        self._agent_moves()
+
+    # ------------------------------------------------------------------ moves
+    @property
+    def over(self) -> bool:
+        """Whether the match has ended."""
+        return int(self.game.phase[0]) == A.PHASE_MATCH_OVER
+
+    def play(self, action: int) -> None:
+        """Play the person's ``action`` (an id in ``0..107``), then the agent's replies.
+
+        An action the rules refuse now raises :class:`IllegalMove` and changes nothing.
+        """
+        if not 0 <= action < A.NUM_ACTIONS:
+            raise ValueError(f"action {action} is outside 0..{A.NUM_ACTIONS - 1}")
+        if self.over:
+            raise IllegalMove("the match is over: start a new one",
+                              f"action {action} played after the match ended")
+        mask = self.game.legal_action_mask()[0]
+        if not mask[action]:
+            phase = int(self.game.phase[0])
+            raise IllegalMove(why_illegal(self.game, self.seat, action),
+                              A.illegal_message(action, phase, self.seat,
+                                                np.flatnonzero(mask).tolist()))
+        self._step(action)
+        self._agent_moves()
+
+    def _agent_moves(self) -> None:
+        """Let the agent move until it is the person's turn or the match is over."""
+        game = self.game
+        while not self.over and int(game.current_player[0]) != self.seat:
+            mover = 1 - self.seat
+            obs = game.observe(mover)
+            action = int(np.asarray(self.opponent.act(obs, rng=self.rng)).reshape(-1)[0])
+            if not (0 <= action < A.NUM_ACTIONS and obs["action_mask"][0, action]):
+                raise RuntimeError(f"the agent {self.agents[mover]!r} chose an illegal move "
+                                   f"({action}); the match cannot go on")
+            self._step(action)
+
+    def _step(self, action: int) -> None:
+        game = self.game
+        mover = int(game.current_player[0])
+        top = int(game.top_discard()[0])
+        before = int(game.hands[0, mover])
+        seats = game.current_player.copy()
+        actions = np.array([action])
+        _, info = game.step(actions)
+        self.recorder.step(game, self._ids, self._live, seats, actions, info)
+        drawn = None
+        if action == A.DRAW_STOCK and mover == self.seat:  # only your own draw is shown
+            new = int(game.hands[0, mover]) & ~before
+            drawn = new.bit_length() - 1 if new else None
+        who = "You" if mover == self.seat else "The agent"
+        self.log.append(narrate(who, action, top, drawn, _PLAIN))
+        if info["hand_over"][0]:
+            self.showdown = showdown_dict(game.last_hand, 0)
+            self.showdown_hand = self.hand_number
+            self.knock_discard = action - A.KNOCK if A.KNOCK <= action < A.DRAW_STOCK else -1
+            self.log.append(self._hand_summary(self.showdown))
+            self.hand_number += 1
+            if info["match_over"][0]:
+                self._live[:] = False
+                winner = int(game.sheet(0).match_winner)
+                self.log.append("You win the match!" if winner == self.seat
+                                else "The agent wins the match.")
+
+    def _hand_summary(self, sd: dict[str, Any]) -> str:
+        number = self.hand_number
+        if sd["dead"]:
+            return f"Hand {number} is dead: the stock ran down to two cards, no score."
+        how = ("big gin" if sd["big_gin"] else "gin" if sd["gin"]
+               else "undercut" if sd["undercut"] else "knock")
+        winner = "You win" if sd["winner"] == self.seat else "The agent wins"
+        return f"Hand {number}: {winner} by {how}, scoring {sd['award']}."
+
+    # ------------------------------------------------------------------ views
+    def view(self) -> dict[str, Any]:
+        """The table as the person's seat may see it, as JSON-ready data.
+
+        The opponent's cards appear only as a count and the cards it took from
+        the pile (which both players saw); whole hands appear only in the
+        showdown of a finished hand.
+        """
+        game, seat = self.game, self.seat
+        other = 1 - seat
+        over = self.over
+        mine = int(game.hands[0, seat])
+        to_move = not over and int(game.current_player[0]) == seat
+        melds, loose = best_melds(mine) if mine else ([], 0)
+        after = {}
+        if to_move and int(game.phase[0]) == A.PHASE_DISCARD:
+            table = game.discard_deadwood[0]
+            after = {str(c): int(table[c]) for c in mask_to_cards(mine)}
+        sheet = game.sheet(0)
+        return {
+            "seat": seat,
+            "names": self.names,
+            "columns": list(COLUMN_NAMES[: self.rules.columns]),
+            "hand_number": self.hand_number if not over else self.hand_number - 1,
+            "dealer": int(game.dealer[0]),
+            "over": over,
+            "winner": int(sheet.match_winner),
+            "to_move": to_move,
+            "todo": ("The match is over." if over else
+                     "Your move: " + phase_text(int(game.phase[0])) if to_move else ""),
+            "hand": {"melds": [mask_to_cards(m) for m in melds],
+                     "loose": mask_to_cards(loose),
+                     "deadwood": int(min_deadwood(np.array([mine], np.uint64))[0])},
+            "after_discard": after,
+            "opponent": {"count": int(game.hands[0, other]).bit_count(),
+                         "known": mask_to_cards(int(game.known[0, other]))},
+            "top": int(game.top_discard()[0]) if not over else -1,
+            "pile": int(game.pile_size[0]),
+            "stock": int(game.stock_size[0]),
+            "knock_limit": int(game.knock_limit[0]),
+            "legal": np.flatnonzero(game.legal_action_mask()[0]).tolist() if to_move else [],
+            "moves": [[a, words] for a, words in move_options(game, seat, _PLAIN)]
+            if to_move else [],
+            "sheet": sheet_dict(sheet),
+            "showdown": self.showdown,
+            "showdown_hand": self.showdown_hand,
+            "knock_discard": self.knock_discard,
+            "log": self.log[-LOG_LINES:],
+        }
+
+    def record(self) -> dict[str, Any]:
+        """The match so far as a match record (docs/records.md), finished or in progress."""
+        match = self.recorder.match_so_far(0, self.game, 0)
+        return make_record(0, match, self.rules, self.agents, self.profile,
+                           context={"source": "hgin_env.serve", "human_seat": self.seat})
