@@ -146,6 +146,26 @@ def test_an_illegal_click_is_refused_in_the_page(browser: Any, server: str,
     page.close()
 
 
+def _click_a_good_move(page: Any) -> None:
+    """A simple player: knock when it can, else draw (or pass the upcard), else click the
+    discard that leaves the least deadwood (the page shows it on each card)."""
+    knocks = page.eval_on_selector_all(
+        "#options button", f"els => els.map(e => +e.dataset.action)"
+                           f".filter(a => a >= {A.KNOCK} && a < {A.DRAW_STOCK})")
+    if knocks:
+        page.click("#knock")
+        _click_and_wait(page, f"#hand .card[data-card='{knocks[0] - A.KNOCK}']")
+    elif page.is_visible("#draw.legal"):
+        _click_and_wait(page, "#draw")
+    elif page.is_visible("#pass.legal"):
+        _click_and_wait(page, "#pass")
+    else:
+        after = page.eval_on_selector_all(
+            "#hand .card.legal", "els => els.map(e => [+e.dataset.after, +e.dataset.card])")
+        assert after, "no legal move is shown"
+        _click_and_wait(page, f"#hand .card[data-card='{min(after)[1]}']")
+
+
 def test_play_a_whole_match_by_clicking(browser: Any, server: str, tmp_path: Path) -> None:
     """A simple clicking policy (knock when it can, else draw, else the discard that leaves
     the least deadwood) plays a match to its end against ``random``, then downloads it."""
@@ -155,21 +175,7 @@ def test_play_a_whole_match_by_clicking(browser: Any, server: str, tmp_path: Pat
     shot = False
     while page.evaluate("document.body.dataset.over") != "true":
         assert time.monotonic() - start < 50, f"the match is not over after {clicks} clicks"
-        knocks = page.eval_on_selector_all(
-            "#options button", f"els => els.map(e => +e.dataset.action)"
-                               f".filter(a => a >= {A.KNOCK} && a < {A.DRAW_STOCK})")
-        if knocks:
-            page.click("#knock")
-            _click_and_wait(page, f"#hand .card[data-card='{knocks[0] - A.KNOCK}']")
-        elif page.is_visible("#draw.legal"):
-            _click_and_wait(page, "#draw")
-        elif page.is_visible("#pass.legal"):
-            _click_and_wait(page, "#pass")
-        else:
-            after = page.eval_on_selector_all(
-                "#hand .card.legal", "els => els.map(e => [+e.dataset.after, +e.dataset.card])")
-            assert after, "no legal move is shown"
-            _click_and_wait(page, f"#hand .card[data-card='{min(after)[1]}']")
+        _click_a_good_move(page)
         clicks += 1
         if not shot and page.evaluate("document.body.dataset.hand") == "2":
             page.screenshot(path=str(tmp_path / "serve.png"))
@@ -200,3 +206,31 @@ def test_tabs_play_their_own_matches(browser: Any, server: str) -> None:
     assert one and two and one != two
     first.close()
     second.close()
+
+
+def _docs_screenshot(path: str = "docs/serve.png") -> None:
+    """The README's picture of the play page: mid-match (hand 2, a discard to choose).
+
+    ``python tests/test_browser.py`` writes it, from the repository root.
+    """
+    from hgin_env.opponent import load_agent
+    from hgin_env.serve import create_app
+
+    rules = load_rules("friendly")
+    served = _serve(create_app(load_agent("simple", rules), "friendly", seed=2024,
+                               opponent_name="simple"))
+    address = next(served)
+    with sync_api.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = _open(chromium, address)
+        while page.evaluate("document.body.dataset.hand") == "1" \
+                or not page.is_visible("#hand .card.legal"):
+            _click_a_good_move(page)
+        page.screenshot(path=path)
+        chromium.close()
+    served.close()
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    _docs_screenshot()
