@@ -35,7 +35,7 @@ from .aec import AGENTS, raw_env
 from .cards import SUIT_CHARS, SUIT_SYMBOLS, parse_card
 from .opponent import Policy, as_opponent, load_agent
 from .render import Style, card_text, sheet_text, showdown_text, supports_color, table_text
-from .rules import PROFILES, load_rules
+from .rules import PROFILES, Rules, load_rules
 
 HELP = """Commands:
   <number>             play the move with that number from the list
@@ -341,6 +341,34 @@ def _list_moves(say: Callable[[str], None], options: list[tuple[int, str]]) -> N
         say(f"  {i:>2}) {words}")
 
 
+def add_match_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of a match against an agent: ``--opponent``, ``--rules``, ``--seed``,
+    ``--seat`` (shared by the terminal game and the play server)."""
+    parser.add_argument("--opponent", default="simple",
+                        help="random, simple, strong, pretrained or ckpt:PATH (default: simple)")
+    parser.add_argument("--rules", default="friendly",
+                        help=f"rule profile ({', '.join(PROFILES)}) or a rules TOML file")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="seed (a non-negative integer) for reproducible deals")
+    parser.add_argument("--seat", type=int, choices=(0, 1), default=0, help="your seat (default 0)")
+
+
+def load_match(args: argparse.Namespace) -> tuple[Rules, Policy]:
+    """The rules and the agent that :func:`add_match_arguments`' options name.
+
+    ``ValueError`` says which option is wrong (a negative seed, a bad rules
+    file, an agent that cannot be loaded).
+    """
+    if args.seed is not None and args.seed < 0:
+        raise ValueError(f"--seed must be a non-negative integer, got {args.seed}")
+    rules = load_rules(args.rules)
+    try:
+        opponent = load_agent(args.opponent, rules)
+    except (ValueError, ImportError, OSError, RuntimeError) as err:
+        raise ValueError(f"cannot load opponent {args.opponent!r}: {err}") from err
+    return rules, opponent
+
+
 def main(
     argv: list[str] | None = None,
     input_fn: Callable[[str], str] = input,
@@ -350,28 +378,14 @@ def main(
         prog="python -m hgin_env.play",
         description="Play a Hollywood gin match in the terminal against an agent.",
     )
-    parser.add_argument("--opponent", default="simple",
-                        help="random, simple, strong, pretrained or ckpt:PATH (default: simple)")
-    parser.add_argument("--rules", default="friendly",
-                        help=f"rule profile ({', '.join(PROFILES)}) or a rules TOML file")
-    parser.add_argument("--seed", type=int, default=None,
-                        help="seed (a non-negative integer) for a reproducible match")
-    parser.add_argument("--seat", type=int, choices=(0, 1), default=0, help="your seat (default 0)")
+    add_match_arguments(parser)
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     args = parser.parse_args(argv)
     stream = out if out is not None else sys.stdout
-    if args.seed is not None and args.seed < 0:
-        print(f"error: --seed must be a non-negative integer, got {args.seed}", file=stream)
-        return 2
     try:
-        rules = load_rules(args.rules)
+        rules, opponent = load_match(args)
     except ValueError as err:
         print(f"error: {err}", file=stream)
-        return 2
-    try:
-        opponent = load_agent(args.opponent, rules)
-    except (ValueError, ImportError, OSError, RuntimeError) as err:
-        print(f"error: cannot load opponent {args.opponent!r}: {err}", file=stream)
         return 2
     color = {"auto": None, "always": True, "never": False}[args.color]
     return play(opponent, rules, seed=args.seed, seat=args.seat, input_fn=input_fn,

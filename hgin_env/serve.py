@@ -35,7 +35,8 @@ from typing import Any
 import numpy as np
 
 from .cards import NUM_CARDS
-from .opponent import Policy, load_agent
+from .opponent import Policy
+from .play import add_match_arguments, load_match
 from .play_session import IllegalMove, PlaySession
 from .render import card_text
 from .rules import PROFILES, Rules, load_rules
@@ -217,26 +218,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m hgin_env.serve",
         description="Play Hollywood gin against an agent in the browser (a local web server).")
-    parser.add_argument("--opponent", default="simple",
-                        help="random, simple, strong, pretrained or ckpt:PATH (default: simple)")
-    parser.add_argument("--rules", default="friendly",
-                        help=f"rule profile ({', '.join(PROFILES)}) or a rules TOML file")
-    parser.add_argument("--seed", type=int, default=None,
-                        help="seed (a non-negative integer): the same seed deals the same matches")
-    parser.add_argument("--seat", type=int, choices=(0, 1), default=0,
-                        help="your seat in a new match (default 0)")
+    add_match_arguments(parser)
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default "
                         "127.0.0.1, this machine only)")
     parser.add_argument("--port", type=int, default=8000,
                         help="port (default 8000; 0 picks a free one)")
     args = parser.parse_args(argv)
-    if args.seed is not None and args.seed < 0:
-        parser.error(f"--seed must be a non-negative integer, got {args.seed}")
     if not 0 <= args.port < 65536:
         parser.error(f"--port must be in 0..65535, got {args.port}")
     try:
-        rules = load_rules(args.rules)
-        opponent = load_agent(args.opponent, rules)
+        rules, opponent = load_match(args)
         app = create_app(opponent, args.rules if args.rules in PROFILES else rules,
                          seed=args.seed, opponent_name=args.opponent, seat=args.seat)
         from werkzeug.serving import make_server

@@ -55,8 +55,9 @@ def _serve(app: Any) -> Iterator[str]:
         thread.join(10)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def server() -> Iterator[str]:
+    """A server against ``random`` whose first match is always the same (seed 5)."""
     from hgin_env.opponent import load_agent
     from hgin_env.serve import create_app
 

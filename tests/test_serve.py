@@ -174,3 +174,50 @@ def test_records_download_and_replay(client: Any) -> None:
     assert state["sheet"]["match_winner"] == result.winner
     reply = client.post(f"/api/{key}/action", json={"action": A.DRAW_STOCK})
     assert reply.status_code == 409 and "match is over" in reply.get_json()["error"]
+
+
+def test_a_record_in_progress_is_checked_to_its_last_action(client: Any) -> None:
+    from hgin_env.viewer import viewer_data
+
+    key, state = _new(client)
+    for _ in range(3):
+        state = _play(client, key, _best(state))
+    record = json.loads(client.get(f"/api/{key}/record").get_data(as_text=True))
+    data = viewer_data(record)  # the viewer shows it up to the last action
+    assert data["result"]["winner"] == -1
+    assert len(data["hands"][-1]["steps"]) == len(record["hands"][-1]["actions"]) + 1
+    tampered = json.loads(json.dumps(record))
+    tampered["hands"][-1]["actions"].append([state["seat"], A.NUM_ACTIONS - 1])
+    with pytest.raises(ValueError, match=r"^match 0, hand \d+, step \d+: .*is illegal"):
+        replay(tampered)
+    tampered = json.loads(json.dumps(record))
+    tampered["hands"][-1]["sheet"] = tampered["hands"][0]["sheet"] or {}
+    with pytest.raises(ValueError, match="hand in play of a match in progress"):
+        check_record(tampered)
+
+
+def test_command_line_prints_its_address_and_serves(tmp_path: Any) -> None:
+    import subprocess
+    import sys
+    import urllib.request
+
+    from hgin_env.serve import main
+
+    assert main(["--opponent", "nosuchagent", "--port", "0"]) == 2
+    assert main(["--seed", "-1", "--port", "0"]) == 2
+    assert main(["--rules", str(tmp_path / "missing.toml"), "--port", "0"]) == 2
+    with pytest.raises(SystemExit):
+        main(["--port", "70000"])
+    proc = subprocess.Popen([sys.executable, "-m", "hgin_env.serve", "--opponent", "random",
+                             "--port", "0", "--seed", "1"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith("Playing random at http://127.0.0.1:"), line
+        address = line.split()[3]
+        with urllib.request.urlopen(address, timeout=10) as reply:
+            assert b"<!DOCTYPE html>" in reply.read()
+    finally:
+        proc.terminate()
+        proc.wait(10)

@@ -20,7 +20,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "hgin_env"
 ENV_MODULES = ("aec.py", "gym_env.py", "wrappers.py", "play.py", "render.py", "image.py",
-               "opponent.py", "__init__.py")
+               "opponent.py", "__init__.py", "serve.py", "play_session.py", "webpage.py")
 
 
 def _run(code: str) -> None:
