@@ -10,7 +10,9 @@
 * ``strong`` — our best hand-written player (:mod:`agents.strong`);
   ``heuristic`` is an alias of ``strong``;
 * ``pretrained`` — the shipped checkpoint ``agents/pretrained/hgin_default.pt``;
-* ``ckpt:PATH`` — a checkpoint written by ``train.py``.
+* ``ckpt:PATH`` — a checkpoint written by ``train.py``;
+* ``search`` — decision-time search around the ``pretrained`` blueprint
+  (:mod:`agents.search`); knobs as ``search:samples=32,margin=0.05,...``.
 
 The last two need :mod:`agents.torch_agent` (and PyTorch), imported only
 when asked for.  Every agent has ``name`` and ``act(obs, rng=None) ->
@@ -28,7 +30,8 @@ from .simple import DeterministicSimpleAgent, SimpleAgent
 from .strong import StrongAgent
 
 PRETRAINED_PATH = Path(__file__).resolve().parent / "pretrained" / "hgin_default.pt"
-AGENT_SPECS = ("random", "simple", "simple-det", "strong", "heuristic", "pretrained", "ckpt:PATH")
+AGENT_SPECS = ("random", "simple", "simple-det", "strong", "heuristic", "pretrained", "ckpt:PATH",
+               "search[:key=value,...]")
 ALIASES = {"heuristic": "strong"}
 
 
@@ -72,6 +75,12 @@ def make_agent(spec: str | Agent, seed: int | None = None, rules: Any = None) ->
         return agent
     if key == "pretrained":
         return _load_torch(PRETRAINED_PATH, spec)
+    if key == "search" or key.startswith("search:"):
+        from .search import SearchAgent, parse_search_spec
+
+        agent = SearchAgent(parse_search_spec(text), rules=rules, seed=seed)
+        agent.name = text
+        return agent
     if text.lower().startswith("ckpt:"):
         path = text[len("ckpt:") :]
         if not path:

@@ -48,6 +48,7 @@ import numpy as np
 
 from hgin_env import actions as A
 from hgin_env.engine import VectorGame, game_seeds
+from hgin_env.history import PublicHistory
 from hgin_env.records import MatchRecorder
 from hgin_env.rules import Rules, load_rules
 
@@ -332,6 +333,9 @@ class Arena:
         self.hands = np.zeros(n, np.int64)
         self.dead = np.zeros(n, np.int64)
         self.winner_seat = np.full(n, -1, np.int64)
+        # Agents that reason about the order of play get the hand's public history.
+        wants = any(getattr(a, "uses_history", False) for a in self.agents)
+        self.history = PublicHistory(self.game) if wants else None
         self.recorder = MatchRecorder(n) if record else None
         if self.recorder is not None:
             self.recorder.start(self.game, self.game_ids)
@@ -347,11 +351,15 @@ class Arena:
         live = self.active[ids]
         obs = game.observe()
         cur = game.current_player.astype(np.int64)
+        if self.history is not None:
+            obs.update(self.history.observe(cur))
         who = np.where(live, self.seating[ids, cur], -1)
         row_rngs = None if self.rngs is None else self.rngs[ids]
         actions = act_split(self.agents, who, obs, self.rng, check=self.check, row_rngs=row_rngs)
         _, info = game.step(actions)
         self.steps += 1
+        if self.history is not None:
+            self.history.step(game, cur, actions, info)
         if self.recorder is not None:
             self.recorder.step(game, ids, live, cur, actions, info)
         self._record(info, ids, live)
@@ -389,6 +397,8 @@ class Arena:
         state = self.game.state_dict()
         game = VectorGame(keep.size, self.rules, seed=state["seeds"][keep])
         game.load_state_dict({key: value[keep] for key, value in state.items()})
+        if self.history is not None:
+            self.history.take(keep)
         self.game = game
         self.game_ids = self.game_ids[keep]
 

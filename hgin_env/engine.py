@@ -44,6 +44,7 @@ __all__ = [
     "check_dealers",
     "check_decks",
     "game_seeds",
+    "legal_mask",
     "random_dealers",
     "reset_arguments",
     "shuffled_decks",
@@ -209,33 +210,9 @@ class VectorGame:
         must not be changed by callers (copy it to edit).
         """
         if self._mask is None:
-            self._mask = self._compute_mask()
+            self._mask = legal_mask(self.state)
             self._mask.flags.writeable = False
         return self._mask
-
-    def _compute_mask(self) -> np.ndarray:
-        # Whole-column writes over all games: cheaper than fancy-indexing the
-        # discarding rows, and stale per-game arrays are masked by the phase.
-        b = self.num_games
-        phase = self.state.phase
-        discarding = phase == A.PHASE_DISCARD
-        offer = phase <= A.PHASE_OFFER_DEALER
-        draw = phase == A.PHASE_DRAW
-        st = self.state
-        held = unpack_masks(st.hands[np.arange(b), st.current_player]).view(bool)
-        held &= discarding[:, None]
-        forbidden = self.rules.forbidden_discard(st.taken_card)
-        rows = np.flatnonzero(discarding & (forbidden >= 0))
-        held[rows, forbidden[rows]] = False
-        mask = np.zeros((b, A.NUM_ACTIONS), np.int8)
-        mask[:, : A.KNOCK] = held
-        mask[:, A.KNOCK : A.DRAW_STOCK] = held & (st.discard_deadwood <= st.knock_limit[:, None])
-        mask[:, A.DRAW_STOCK] = draw | (phase == A.PHASE_DRAW_STOCK)
-        mask[:, A.TAKE_DISCARD] = (offer | draw) & self.rules.pile_open(st.takes)
-        mask[:, A.PASS] = offer
-        if self.rules.big_gin:
-            mask[:, A.BIG_GIN] = st.big_gin_ready & discarding
-        return mask
 
     # ------------------------------------------------------------------ step
     def step(
@@ -400,6 +377,37 @@ class VectorGame:
 for _name in FIELD_NAMES:
     setattr(VectorGame, _name, _state_view(_name))
 del _name
+
+
+def legal_mask(state: GameState) -> np.ndarray:
+    """(B, 108) int8 legal actions of the player to move in each game of ``state``.
+
+    A pure function of the state, so search and belief code can ask what was
+    legal in positions they build without an engine around them.
+    """
+    # Whole-column writes over all games: cheaper than fancy-indexing the
+    # discarding rows, and stale per-game arrays are masked by the phase.
+    st = state
+    rules = st.rules
+    b = st.num_games
+    phase = st.phase
+    discarding = phase == A.PHASE_DISCARD
+    offer = phase <= A.PHASE_OFFER_DEALER
+    draw = phase == A.PHASE_DRAW
+    held = unpack_masks(st.hands[np.arange(b), st.current_player]).view(bool)
+    held &= discarding[:, None]
+    forbidden = rules.forbidden_discard(st.taken_card)
+    rows = np.flatnonzero(discarding & (forbidden >= 0))
+    held[rows, forbidden[rows]] = False
+    mask = np.zeros((b, A.NUM_ACTIONS), np.int8)
+    mask[:, : A.KNOCK] = held
+    mask[:, A.KNOCK : A.DRAW_STOCK] = held & (st.discard_deadwood <= st.knock_limit[:, None])
+    mask[:, A.DRAW_STOCK] = draw | (phase == A.PHASE_DRAW_STOCK)
+    mask[:, A.TAKE_DISCARD] = (offer | draw) & rules.pile_open(st.takes)
+    mask[:, A.PASS] = offer
+    if rules.big_gin:
+        mask[:, A.BIG_GIN] = st.big_gin_ready & discarding
+    return mask
 
 
 def reset_arguments(
