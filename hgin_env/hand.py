@@ -287,8 +287,11 @@ def resolve_big_gins(state: GameState, record: HandRecord, rows: np.ndarray,
 
 
 def record_dead_hands(state: GameState, record: HandRecord, rows: np.ndarray) -> None:
+    """A dead hand has no showdown: no melds, layoffs or deadwood (none left from the last)."""
     record.write(
         rows, knocker=-1, knocker_hand=state.hands[rows, 0], defender_hand=state.hands[rows, 1],
+        knocker_meld_mask=0, knocker_set_mask=0, defender_meld_mask=0, defender_set_mask=0,
+        layoffs=0, knocker_deadwood=0, defender_deadwood=0,
         winner=-1, award=0, gin=False, big_gin=False, undercut=False, dead=True, valid=True,
     )
 
