@@ -19,6 +19,7 @@ import numpy as np
 from . import actions as A
 from .cards import mask_to_cards
 from .engine import VectorGame
+from .history import PublicHistory
 from .hollywood import COLUMN_NAMES
 from .melds import best_melds, min_deadwood
 from .opponent import Policy
@@ -68,6 +69,9 @@ class PlaySession:
         self.recorder.start(self.game)
         self._ids = np.zeros(1, np.int64)
         self._live = np.ones(1, bool)
+        # Agents that reason about the order of play (search) get the hand's public history.
+        wants = getattr(opponent, "uses_history", False)
+        self.history = PublicHistory(self.game) if wants else None
         self.rng = np.random.default_rng(self.seed)  # the agent's own choices
         self.hand_number = 1
         self.log: list[str] = []
@@ -107,6 +111,8 @@ class PlaySession:
         while not self.over and int(game.current_player[0]) != self.seat:
             mover = 1 - self.seat
             obs = game.observe(mover)
+            if self.history is not None:
+                obs.update(self.history.observe(np.array([mover])))
             action = int(np.asarray(self.opponent.act(obs, rng=self.rng)).reshape(-1)[0])
             if not (0 <= action < A.NUM_ACTIONS and obs["action_mask"][0, action]):
                 raise RuntimeError(f"the agent {self.agents[mover]!r} chose an illegal move "
@@ -122,6 +128,8 @@ class PlaySession:
         actions = np.array([action])
         _, info = game.step(actions)
         self.recorder.step(game, self._ids, self._live, seats, actions, info)
+        if self.history is not None:
+            self.history.step(game, seats.astype(np.int64), actions, info)
         drawn = None
         if action == A.DRAW_STOCK and mover == self.seat:  # only your own draw is shown
             new = int(game.hands[0, mover]) & ~before

@@ -185,3 +185,18 @@ def test_search_ignores_hidden_cards() -> None:
         assert len(hidden) == 3  # the three positions really differ in hidden cards
         compared += 1
     assert compared >= 5
+
+
+def test_search_plays_in_the_browser_session() -> None:
+    """The play server's session keeps the history search needs: a person's random legal
+    moves against it for a while, every reply legal (the session checks)."""
+    from hgin_env.play_session import PlaySession
+
+    session = PlaySession(_small_search(), load_rules("friendly"), seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        if session.over:
+            break
+        mask = session.game.legal_action_mask()[0]
+        session.play(int(rng.choice(np.flatnonzero(mask))))
+    assert session.opponent.counts["decisions"] > 10
