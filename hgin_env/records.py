@@ -16,7 +16,7 @@ from __future__ import annotations
 import gzip
 import importlib.metadata
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import fields
 from functools import lru_cache
 from pathlib import Path
@@ -34,8 +34,10 @@ __all__ = [
     "FORMAT",
     "VERSION",
     "MatchRecorder",
+    "MatchStream",
     "RecordWriter",
     "check_record",
+    "hand_ends",
     "hgin_version",
     "make_record",
     "meld_lists",
@@ -149,6 +151,25 @@ def sheet_dicts(sheets: SheetBatch, rows: np.ndarray) -> list[dict[str, Any]]:
              "match_winner": v["match_winner"][i]} for i in range(len(rows))]
 
 
+def hand_ends(game: Any, ended: np.ndarray, over: np.ndarray
+              ) -> list[tuple[dict[str, Any], dict[str, Any], dict[str, Any] | None]]:
+    """What every recorder keeps of the hands that just ended in rows ``ended`` of ``game``
+    (a ``VectorGame``, or a one-game view of the same layout): per row, the showdown,
+    the sheet after the hand, and the next deal, or None where the match is over (``over``).
+
+    Read per batch of ended rows, not per row: the engine's arrays are costly to index
+    one element at a time.
+    """
+    showdowns = showdown_dicts(game.last_hand, ended)
+    going, done = ended[~over], ended[over]
+    sheets = dict(zip(going.tolist(), sheet_dicts(game.sheets, going), strict=True))
+    sheets.update(zip(done.tolist(), sheet_dicts(game.last_match, done), strict=True))
+    dealers, decks = game.dealer[going].tolist(), game.deck[going].tolist()
+    deals = {row: {"dealer": dealer, "deck": deck}
+             for row, dealer, deck in zip(going.tolist(), dealers, decks, strict=True)}
+    return [(showdowns[k], sheets[row], deals.get(row)) for k, row in enumerate(ended.tolist())]
+
+
 def result_dict(sheet: dict[str, Any], hands: int) -> dict[str, Any]:
     """The match result from its final sheet (a :func:`sheet_dict`)."""
     won = [sum(1 for decided, winner in zip(sheet["decided"], sheet["column_winner"],
@@ -222,7 +243,9 @@ class MatchRecorder:
     ``first_deal="seeded"``) re-plays from its seed alone; use ``"given"``
     when the first deal was passed to ``reset(decks=..., dealer=...)``.
     Each row's match ends once: from then on its row must not be ``live``
-    (an autoreset engine deals it a new match, which is not recorded).
+    (an autoreset engine deals it a new match, which is not recorded).  Rows
+    whose match number is ``num_matches`` or more are not recorded, so a loop
+    over many matches can keep only its first few.
     """
 
     def __init__(self, num_matches: int, first_deal: str = "seeded") -> None:
@@ -241,12 +264,14 @@ class MatchRecorder:
         """Note the seed and first deal of every row's match."""
         ids = np.arange(game.num_games) if ids is None else np.asarray(ids)
         for row, match in enumerate(ids.tolist()):
-            self.seeds[match] = game.seeds[row]
-            self.hands[match] = [_deal(game, row)]
+            if match < self.num_matches:
+                self.seeds[match] = game.seeds[row]
+                self.hands[match] = [_deal(game, row)]
 
     def step(self, game: Any, ids: np.ndarray, live: np.ndarray, seats: np.ndarray,
              actions: np.ndarray, info: dict[str, np.ndarray]) -> None:
         """Record one engine step: the actions of live rows, and the hands it ended."""
+        live = live & (ids < self.num_matches)
         rows = np.flatnonzero(live)
         matches = ids[rows]
         if self.finished[matches].any():
@@ -258,25 +283,16 @@ class MatchRecorder:
         ended = np.flatnonzero(info["hand_over"] & live)
         if ended.size == 0:
             return
-        # Read per batch of ended rows, not per row: the engine's arrays are costly to
-        # index one element at a time.
-        over = info["match_over"][ended]
-        showdowns = showdown_dicts(game.last_hand, ended)
-        going, done = ended[~over], ended[over]
-        sheets = dict(zip(going.tolist(), sheet_dicts(game.sheets, going), strict=True))
-        sheets.update(zip(done.tolist(), sheet_dicts(game.last_match, done), strict=True))
-        dealers, decks = game.dealer[going].tolist(), game.deck[going].tolist()
-        deals = {row: {"dealer": dealers[k], "deck": decks[k]}
-                 for k, row in enumerate(going.tolist())}
         self.hand_index[ids[ended]] += 1
-        for k, row in enumerate(ended.tolist()):
+        for row, (showdown, sheet, deal) in zip(
+                ended.tolist(), hand_ends(game, ended, info["match_over"][ended]), strict=True):
             match = int(ids[row])
             hand = self.hands[match][-1]
-            hand["showdown"], hand["sheet"] = showdowns[k], sheets[row]
-            if row in deals:
-                self.hands[match].append(deals[row])
+            hand["showdown"], hand["sheet"] = showdown, sheet
+            if deal is not None:
+                self.hands[match].append(deal)
             else:
-                self.results[match] = result_dict(sheets[row], len(self.hands[match]))
+                self.results[match] = result_dict(sheet, len(self.hands[match]))
                 self.finished[match] = True
 
     def matches(self) -> list[dict[str, Any] | None]:
@@ -314,6 +330,68 @@ class MatchRecorder:
 
 def _deal(game: Any, row: int) -> dict[str, Any]:
     return {"dealer": int(game.dealer[row]), "deck": game.deck[row].tolist()}
+
+
+class MatchStream:
+    """Records the matches a one-game environment plays, handing each out as it finishes.
+
+    Where :class:`MatchRecorder` keeps a fixed set of matches until the end of
+    a loop, an environment plays match after match, so this recorder holds
+    only the match in progress and calls ``emit(match)`` when it ends
+    (``match`` as an entry of :meth:`MatchRecorder.matches`, for
+    :func:`make_record`).  The environment calls it (``raw_env.recorder``,
+    set by :class:`hgin_env.wrappers.RecordMatches`): :meth:`start` after the
+    first deal of every match, :meth:`played` after every action.  A match
+    started again before it ends (a reset, a forfeit, the env closed) is
+    dropped and counted in ``dropped``: a record must replay to its end.
+    """
+
+    def __init__(self, emit: Callable[[dict[str, Any]], None]) -> None:
+        self.emit = emit
+        self.dropped = 0
+        self.live = False
+        self._seed = 0
+        self._first_deal = "seeded"
+        self._hands: list[dict[str, Any]] = []
+        self._actions: list[list[int]] = []
+
+    def start(self, game: Any, first_deal: str = "seeded") -> None:
+        """Begin recording the match just dealt in ``game`` (a one-game engine view)."""
+        if first_deal not in FIRST_DEALS:
+            raise ValueError(f"first_deal must be one of {FIRST_DEALS}, got {first_deal!r}")
+        self.dropped += self.live
+        self._seed = int(game.seeds[0])
+        self._first_deal = first_deal
+        self._hands = [_deal(game, 0)]
+        self._actions = []
+        self.live = True
+
+    def played(self, game: Any, seat: int, action: int, hand_over: bool,
+               match_over: bool) -> None:
+        """One action (the per-step path: a list append unless the hand ended)."""
+        self._actions.append([seat, action])
+        if hand_over and self.live:
+            self._hand_ended(game, match_over)
+
+    def close(self) -> None:
+        """Drop (and count) the match in progress, if any."""
+        self.dropped += self.live
+        self.live = False
+
+    def _hand_ended(self, game: Any, match_over: bool) -> None:
+        [(showdown, sheet, deal)] = hand_ends(game, np.zeros(1, np.int64),
+                                              np.array([match_over]))
+        hands = self._hands
+        hand = hands[-1]
+        hands[-1] = {"dealer": hand["dealer"], "deck": hand["deck"], "actions": self._actions,
+                     "showdown": showdown, "sheet": sheet}
+        self._actions = []
+        if deal is not None:
+            hands.append(deal)
+            return
+        self.live = False
+        self.emit({"seed": self._seed, "first_deal": self._first_deal, "hands": hands,
+                   "result": result_dict(sheet, len(hands))})
 
 
 # ---------------------------------------------------------------------- files
