@@ -363,7 +363,7 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
         self.agent_selection = AGENTS[self.single.current_player]
         if self.recorder is not None:
             given = deck is not None or dealer is not None
-            self.recorder.start(self.game, first_deal="given" if given else "seeded")
+            self.recorder.start(self.single, first_deal="given" if given else "seeded")
         if self.render_mode == "human":
             self.render()
 
@@ -453,8 +453,7 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
         (r0, r1), info = game.step(a)
         self.steps += 1
         if self.recorder is not None:
-            self.recorder.played(self.game, self._seat_of[agent], a, info["hand_over"],
-                                 info["match_over"])
+            self.recorder.played(self._seat_of[agent], a, info["hand_over"], info["match_over"])
         cumulative = self._cumulative_rewards
         cumulative[agent] = 0.0
         self.rewards = {"player_0": r0, "player_1": r1}

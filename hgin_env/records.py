@@ -37,7 +37,6 @@ __all__ = [
     "MatchStream",
     "RecordWriter",
     "check_record",
-    "hand_ends",
     "hgin_version",
     "make_record",
     "meld_lists",
@@ -149,25 +148,6 @@ def sheet_dicts(sheets: SheetBatch, rows: np.ndarray) -> list[dict[str, Any]]:
              "column_winner": v["column_winner"][i], "wins": v["wins"][i],
              "boxes": v["boxes"][i], "bonuses": bonus_list[i], "totals": total_list[i],
              "match_winner": v["match_winner"][i]} for i in range(len(rows))]
-
-
-def hand_ends(game: Any, ended: np.ndarray, over: np.ndarray
-              ) -> list[tuple[dict[str, Any], dict[str, Any], dict[str, Any] | None]]:
-    """What every recorder keeps of the hands that just ended in rows ``ended`` of ``game``
-    (a ``VectorGame``, or a one-game view of the same layout): per row, the showdown,
-    the sheet after the hand, and the next deal, or None where the match is over (``over``).
-
-    Read per batch of ended rows, not per row: the engine's arrays are costly to index
-    one element at a time.
-    """
-    showdowns = showdown_dicts(game.last_hand, ended)
-    going, done = ended[~over], ended[over]
-    sheets = dict(zip(going.tolist(), sheet_dicts(game.sheets, going), strict=True))
-    sheets.update(zip(done.tolist(), sheet_dicts(game.last_match, done), strict=True))
-    dealers, decks = game.dealer[going].tolist(), game.deck[going].tolist()
-    deals = {row: {"dealer": dealer, "deck": deck}
-             for row, dealer, deck in zip(going.tolist(), dealers, decks, strict=True)}
-    return [(showdowns[k], sheets[row], deals.get(row)) for k, row in enumerate(ended.tolist())]
 
 
 def result_dict(sheet: dict[str, Any], hands: int) -> dict[str, Any]:
@@ -283,16 +263,25 @@ class MatchRecorder:
         ended = np.flatnonzero(info["hand_over"] & live)
         if ended.size == 0:
             return
+        # Read per batch of ended rows, not per row: the engine's arrays are costly to
+        # index one element at a time.
+        over = info["match_over"][ended]
+        showdowns = showdown_dicts(game.last_hand, ended)
+        going, done = ended[~over], ended[over]
+        sheets = dict(zip(going.tolist(), sheet_dicts(game.sheets, going), strict=True))
+        sheets.update(zip(done.tolist(), sheet_dicts(game.last_match, done), strict=True))
+        dealers, decks = game.dealer[going].tolist(), game.deck[going].tolist()
+        deals = {row: {"dealer": dealers[k], "deck": decks[k]}
+                 for k, row in enumerate(going.tolist())}
         self.hand_index[ids[ended]] += 1
-        for row, (showdown, sheet, deal) in zip(
-                ended.tolist(), hand_ends(game, ended, info["match_over"][ended]), strict=True):
+        for k, row in enumerate(ended.tolist()):
             match = int(ids[row])
             hand = self.hands[match][-1]
-            hand["showdown"], hand["sheet"] = showdown, sheet
-            if deal is not None:
-                self.hands[match].append(deal)
+            hand["showdown"], hand["sheet"] = showdowns[k], sheets[row]
+            if row in deals:
+                self.hands[match].append(deals[row])
             else:
-                self.results[match] = result_dict(sheet, len(self.hands[match]))
+                self.results[match] = result_dict(sheets[row], len(self.hands[match]))
                 self.finished[match] = True
 
     def matches(self) -> list[dict[str, Any] | None]:
@@ -336,14 +325,15 @@ class MatchStream:
     """Records the matches a one-game environment plays, handing each out as it finishes.
 
     Where :class:`MatchRecorder` keeps a fixed set of matches until the end of
-    a loop, an environment plays match after match, so this recorder holds
-    only the match in progress and calls ``emit(match)`` when it ends
-    (``match`` as an entry of :meth:`MatchRecorder.matches`, for
-    :func:`make_record`).  The environment calls it (``raw_env.recorder``,
-    set by :class:`hgin_env.wrappers.RecordMatches`): :meth:`start` after the
-    first deal of every match, :meth:`played` after every action.  A match
-    started again before it ends (a reset, a forfeit, the env closed) is
-    dropped and counted in ``dropped``: a record must replay to its end.
+    a batched loop, an environment plays match after match on one
+    :class:`~hgin_env.single.SingleGame`, so this recorder holds only the
+    match in progress and calls ``emit(match)`` when it ends (``match`` as an
+    entry of :meth:`MatchRecorder.matches`, for :func:`make_record`).  The
+    environment calls it (``raw_env.recorder``, set by
+    :class:`hgin_env.wrappers.RecordMatches`): :meth:`start` after the first
+    deal of every match, :meth:`played` after every action.  A match started
+    again before it ends (a reset, a forfeit, the env closed) is dropped and
+    counted in ``dropped``: a record must replay to its end.
     """
 
     def __init__(self, emit: Callable[[dict[str, Any]], None]) -> None:
@@ -353,43 +343,49 @@ class MatchStream:
         self._seed = 0
         self._first_deal = "seeded"
         self._hands: list[dict[str, Any]] = []
-        self._actions: list[list[int]] = []
+        self._actions: list[int] = []  # seat * 128 + action: a cached small int, no allocation
+        self._game: Any = None
 
     def start(self, game: Any, first_deal: str = "seeded") -> None:
-        """Begin recording the match just dealt in ``game`` (a one-game engine view)."""
+        """Begin recording the match just dealt in ``game`` (a ``SingleGame``, read again
+        at the end of every hand)."""
         if first_deal not in FIRST_DEALS:
             raise ValueError(f"first_deal must be one of {FIRST_DEALS}, got {first_deal!r}")
         self.dropped += self.live
-        self._seed = int(game.seeds[0])
+        self._game = game
+        self._seed = game.seed
         self._first_deal = first_deal
-        self._hands = [_deal(game, 0)]
+        self._hands = [{"dealer": game.dealer, "deck": list(game.deck)}]
         self._actions = []
         self.live = True
 
-    def played(self, game: Any, seat: int, action: int, hand_over: bool,
-               match_over: bool) -> None:
+    def played(self, seat: int, action: int, hand_over: bool, match_over: bool) -> None:
         """One action (the per-step path: a list append unless the hand ended)."""
-        self._actions.append([seat, action])
+        self._actions.append(seat << 7 | action)
         if hand_over and self.live:
-            self._hand_ended(game, match_over)
+            self._hand_ended(match_over)
 
     def close(self) -> None:
         """Drop (and count) the match in progress, if any."""
         self.dropped += self.live
         self.live = False
 
-    def _hand_ended(self, game: Any, match_over: bool) -> None:
-        [(showdown, sheet, deal)] = hand_ends(game, np.zeros(1, np.int64),
-                                              np.array([match_over]))
+    def _hand_ended(self, match_over: bool) -> None:
+        # SingleGame's own layout (Python ints for the next deal): a fifth of the time
+        # MatchRecorder's batched reads take for one game.
+        game = self._game
+        sheet = sheet_dict((game.last_match if match_over else game.sheets).sheet(0))
         hands = self._hands
         hand = hands[-1]
         hands[-1] = {"dealer": hand["dealer"], "deck": hand["deck"], "actions": self._actions,
-                     "showdown": showdown, "sheet": sheet}
+                     "showdown": showdown_dict(game.last_hand, 0), "sheet": sheet}
         self._actions = []
-        if deal is not None:
-            hands.append(deal)
+        if not match_over:
+            hands.append({"dealer": game.dealer, "deck": list(game.deck)})
             return
         self.live = False
+        for hand in hands:
+            hand["actions"] = [[code >> 7, code & 127] for code in hand["actions"]]
         self.emit({"seed": self._seed, "first_deal": self._first_deal, "hands": hands,
                    "result": result_dict(sheet, len(hands))})
 

@@ -365,8 +365,29 @@ class RecordMatches(BaseWrapper):
         """Matches cut short, not written."""
         return self._file.stream.dropped
 
+    # The hot path, forwarded directly: BaseWrapper's __getattr__ fallback and AECEnv's
+    # generic last() would cost a fifth of a step.
+    @property
+    def agent_selection(self) -> str:
+        return self.env.agent_selection
+
+    @property
+    def agents(self) -> list[str]:
+        return self.env.agents
+
+    @property
+    def terminations(self) -> dict[str, bool]:
+        return self.env.terminations
+
+    @property
+    def truncations(self) -> dict[str, bool]:
+        return self.env.truncations
+
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        return self.env.last(observe)  # the wrapped env's fast path, not AECEnv's
+        return self.env.last(observe)
+
+    def step(self, action: Any) -> None:
+        self.env.step(action)
 
     def close(self) -> None:
         self._file.close()
