@@ -482,9 +482,10 @@ def play_matches(
                                        or record_matches < 0):
         raise ValueError(f"record_matches must be a non-negative integer or None, "
                          f"got {record_matches!r}")
-    keep = num_matches if record_matches is None else int(record_matches)
-    if record is None:
-        keep = 0
+    # What each arena records: True (every match; a duplicate rounds an odd count up),
+    # or how many of its first matches.
+    keep: bool | int = record is not None if record_matches is None else (
+        int(record_matches) if record is not None else 0)
     if batch_size is not None and (isinstance(batch_size, bool)
                                    or not isinstance(batch_size, int | np.integer)
                                    or batch_size < 1):
@@ -510,7 +511,7 @@ def play_matches(
                 progress(offset + k)
 
         arena = Arena(agent_a, agent_b, chunk.size * unit, rules, chunk, duplicate,
-                      record=max(0, keep - start * unit))
+                      record=keep if isinstance(keep, bool) else max(0, keep - start * unit))
         stats = arena.run(cb)
         _hand_over(arena, record, start)
         done_before += stats.num_matches
