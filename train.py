@@ -8,9 +8,11 @@ Writes to the log directory: ``config.toml`` (the resolved config),
 TensorBoard scalars, ``checkpoints/latest.pt`` (the full training state,
 atomically replaced every ``run.checkpoint_every`` updates and on Ctrl-C /
 SIGTERM), ``agent_final.pt`` and ``agent_best.pt`` (model-only agents for
-``make_agent("ckpt:PATH")``), ``agents/update_NNNNN.pt`` at each evaluation
-and ``eval.jsonl``.  At the end it prints the evaluation table of the new
-agent against the baselines.
+``make_agent("ckpt:PATH")``), ``agents/update_NNNNN.pt`` at each evaluation,
+``eval.jsonl``, and ``records/eval_NNNNN.jsonl.gz`` (``records/final_eval.jsonl.gz``
+for the final evaluation): the first ``run.eval_record_matches`` matches against
+each opponent as match records (docs/records.md).  At the end it prints the
+evaluation table of the new agent against the baselines.
 
 The run holds a lock on its log directory (``.train.lock``) until it ends, so
 a second run into the same directory is refused.  It stops at the last whole
@@ -202,24 +204,46 @@ def _stdout_closed() -> None:
 
 
 def run_evaluation(trainer: Trainer, matches: int, opponents: list[str],
-                   seed: int = 2024) -> dict[str, dict[str, float]]:
+                   seed: int = 2024, record_matches: int = 0,
+                   record_path: Path | None = None) -> dict[str, dict[str, float]]:
     """The learner (greedy) against each baseline, in duplicate matches.
 
     Rates and their 95% intervals come from ``agents.arena.duplicate_rates``
     (pair-clustered Wilson), the same evaluator as ``evaluate.py``, flattened
     for the logs: ``win_rate``/``ci_low``/``ci_high`` for matches, and
-    ``column_*``/``hand_*`` likewise.
+    ``column_*``/``hand_*`` likewise.  With ``record_path``, the first
+    ``record_matches`` matches against each opponent are written there as
+    match records (docs/records.md), so a run's games can be watched later.
     """
     from agents.arena import duplicate_rates
     from agents.ppo import make_baseline
     from agents.torch_agent import TorchAgent
+    from agents.tournament import record_keeper
+    from hgin_env.records import RecordWriter
+    from hgin_env.rules import profile_name
 
     agent = TorchAgent(trainer.model, greedy=True, device=trainer.device, name="learner")
+    writer = None
+    if record_matches > 0 and record_path is not None:
+        record_path.parent.mkdir(parents=True, exist_ok=True)
+        writer = RecordWriter(record_path)
     results = {}
-    for spec in opponents:
-        opp = make_baseline(spec, seed=seed, rules=trainer.rules)
-        rates = duplicate_rates(agent, opp, matches, trainer.rules, seed=seed)
-        results[spec] = flatten_rates(rates)
+    try:
+        for spec in opponents:
+            opp = make_baseline(spec, seed=seed, rules=trainer.rules)
+            keep = None
+            if writer is not None:
+                context = {"update": trainer.updates, "env_steps": trainer.env_steps,
+                           "eval_seed": seed}
+                keep = record_keeper(writer.write, ("learner", spec), trainer.rules,
+                                     str(profile_name(trainer.rules)), context,
+                                     first=writer.count)
+            rates = duplicate_rates(agent, opp, matches, trainer.rules, seed=seed, record=keep,
+                                    record_matches=record_matches)
+            results[spec] = flatten_rates(rates)
+    finally:
+        if writer is not None:
+            writer.close()
     trainer.model.train()
     return results
 
@@ -326,7 +350,9 @@ def _train_locked(args: argparse.Namespace, cfg: dict[str, Any], ckpt: dict[str,
         atomic_save(trainer.checkpoint(meta), latest)
 
     def evaluate(matches: int) -> dict[str, dict[str, float]]:
-        res = run_evaluation(trainer, matches, list(run["eval_opponents"]))
+        records = logdir / "records" / f"eval_{trainer.updates:05d}.jsonl.gz"
+        res = run_evaluation(trainer, matches, list(run["eval_opponents"]),
+                             record_matches=int(run["eval_record_matches"]), record_path=records)
         for spec, r in res.items():
             for key in ("win_rate", "ci_low", "ci_high", "column_rate", "hand_rate"):
                 writer.add_scalar(f"eval/{spec}_{key}", r[key], trainer.env_steps)
@@ -430,7 +456,9 @@ def _train_locked(args: argparse.Namespace, cfg: dict[str, Any], ckpt: dict[str,
         save_agent(logdir / "agent_best.pt", trainer.model, cfg, meta)
     if not args.no_final_eval and run["final_eval_matches"]:
         res = run_evaluation(trainer, int(run["final_eval_matches"]),
-                             list(run["eval_opponents"]), seed=7)
+                             list(run["eval_opponents"]), seed=7,
+                             record_matches=int(run["eval_record_matches"]),
+                             record_path=logdir / "records" / "final_eval.jsonl.gz")
         for spec, r in res.items():
             writer.add_scalar(f"final_eval/{spec}_win_rate", r["win_rate"], trainer.env_steps)
         print_table(res, f"{logdir / 'agent_final.pt'}: duplicate matches "

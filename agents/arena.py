@@ -282,7 +282,7 @@ class Arena:
     ``game_ids`` maps the current rows of ``game`` to match indices (it
     shrinks when finished games are compacted away).  With ``record`` a
     :class:`~hgin_env.records.MatchRecorder` keeps every match for
-    :meth:`recorded`.
+    :meth:`recorded` (``True``), or the first ``record`` matches (an int).
     """
 
     def __init__(
@@ -296,7 +296,7 @@ class Arena:
         rng: np.random.Generator | None = None,
         compact: bool = True,
         check: bool = True,
-        record: bool = False,
+        record: bool | int = False,
     ) -> None:
         if num_matches < 1:
             raise ValueError(f"num_matches must be >= 1, got {num_matches}")
@@ -336,7 +336,8 @@ class Arena:
         # Agents that reason about the order of play get the hand's public history.
         wants = any(getattr(a, "uses_history", False) for a in self.agents)
         self.history = PublicHistory(self.game) if wants else None
-        self.recorder = MatchRecorder(n) if record else None
+        kept = n if record is True else min(int(record), n)
+        self.recorder = MatchRecorder(kept) if kept > 0 else None
         if self.recorder is not None:
             self.recorder.start(self.game, self.game_ids)
 
@@ -473,6 +474,7 @@ def play_matches(
     progress: Callable[[int], None] | None = None,
     batch_size: int | None = None,
     record: Callable[[dict[str, object]], None] | None = None,
+    record_matches: int | None = None,
 ) -> MatchStats:
     """Play ``num_matches`` matches of A against B and return :class:`MatchStats`.
 
@@ -481,15 +483,25 @@ def play_matches(
     result depends on it: batches take consecutive slices of the same
     seeds, and each match draws its random choices from its own generator.
     ``record`` (optional) is called with each match's record (see
-    :meth:`Arena.recorded`; ``pair`` counts across batches), in match order.
+    :meth:`Arena.recorded`; ``pair`` counts across batches), in match order:
+    of every match, or of the first ``record_matches`` only (recording the
+    rest would cost time for records nobody keeps).
     """
+    if record_matches is not None and (isinstance(record_matches, bool)
+                                       or not isinstance(record_matches, int | np.integer)
+                                       or record_matches < 0):
+        raise ValueError(f"record_matches must be a non-negative integer or None, "
+                         f"got {record_matches!r}")
+    # What each arena records: True (every match; a duplicate rounds an odd count up),
+    # or how many of its first matches.
+    keep: bool | int = record is not None if record_matches is None else (
+        int(record_matches) if record is not None else 0)
     if batch_size is not None and (isinstance(batch_size, bool)
                                    or not isinstance(batch_size, int | np.integer)
                                    or batch_size < 1):
         raise ValueError(f"batch_size must be a positive integer or None, got {batch_size!r}")
     if batch_size is None or batch_size >= num_matches:
-        arena = Arena(agent_a, agent_b, num_matches, rules, seed, duplicate,
-                      record=record is not None)
+        arena = Arena(agent_a, agent_b, num_matches, rules, seed, duplicate, record=keep)
         stats = arena.run(progress)
         _hand_over(arena, record, 0)
         return stats
@@ -509,7 +521,7 @@ def play_matches(
                 progress(offset + k)
 
         arena = Arena(agent_a, agent_b, chunk.size * unit, rules, chunk, duplicate,
-                      record=record is not None)
+                      record=keep if isinstance(keep, bool) else max(0, keep - start * unit))
         stats = arena.run(cb)
         _hand_over(arena, record, start)
         done_before += stats.num_matches
@@ -527,13 +539,16 @@ def _hand_over(arena: Arena, record: Callable[[dict[str, object]], None] | None,
 
 
 def duplicate_rates(agent: Agent, opponent: Agent, matches: int, rules: Rules | str | None = None,
-                    seed: int = 0) -> dict[str, object]:
+                    seed: int = 0, record: Callable[[dict[str, object]], None] | None = None,
+                    record_matches: int | None = None) -> dict[str, object]:
     """``agent``'s match, column and hand win rates against ``opponent`` over
     ``matches`` duplicate matches, each ``{"rate", "low", "high"}`` (95%
     pair-clustered Wilson interval), plus ``matches`` and ``seconds``: the
-    short report the RL-library examples print while they train."""
+    short report the RL-library examples print while they train.  ``record``
+    and ``record_matches`` are :func:`play_matches`'."""
     t0 = time.perf_counter()
-    s = play_matches(agent, opponent, matches, rules, seed=seed)
+    s = play_matches(agent, opponent, matches, rules, seed=seed, record=record,
+                     record_matches=record_matches)
     rates = s.rates()
     return {
         "matches": s.num_matches,

@@ -364,11 +364,13 @@ def _progress_bar(total: int) -> tuple[Any, Callable[[int, str], None]]:
     return bar, update
 
 
-def _record_keeper(
+def record_keeper(
     record: Callable[[dict[str, Any]], None], pairing: tuple[str, str], rules: Rules,
     rules_name: str, context: dict[str, Any], first: int,
 ) -> Callable[[dict[str, Any]], None]:
-    """Turns a pairing's engine records into full records, numbered from ``first``."""
+    """Turns a pairing's engine records (:meth:`~agents.arena.Arena.recorded`) into full
+    records (:func:`~hgin_env.records.make_record`) passed to ``record``, numbered from
+    ``first``; ``context`` gains the ``pairing`` and the duplicate ``pair``."""
     count = [first]
 
     def keep(game: dict[str, Any]) -> None:
@@ -435,7 +437,7 @@ def run_tournament(
 
             keep = None
             if record is not None:
-                keep = _record_keeper(record, (names[i], names[j]), rules_obj, str(rules_name),
+                keep = record_keeper(record, (names[i], names[j]), rules_obj, str(rules_name),
                                       {"tournament_seed": seed, "duplicate": duplicate},
                                       first=done_before)
             t0 = time.perf_counter()
@@ -462,6 +464,7 @@ __all__ = [
     "heatmap_figure",
     "plot_format",
     "plot_heatmap",
+    "record_keeper",
     "run_tournament",
     "unique_names",
 ]

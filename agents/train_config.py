@@ -37,6 +37,7 @@ MAX_GAMES = 65_536
 MAX_ROLLOUT_STEPS = 4_096
 MAX_STEPS = 10**12
 MAX_MATCHES = 1_000_000
+MAX_RECORD_MATCHES = 100
 MAX_WEIGHT = 1e6
 MAX_LR = 1.0
 
@@ -87,6 +88,10 @@ SCHEMA: dict[str, dict[str, Spec]] = {
                            "a list of agent specs"),
         "final_eval_matches": (int, 400, _between(0, MAX_MATCHES),
                                f"an even integer number of matches in 0..{MAX_MATCHES}"),
+        "eval_record_matches": (int, 4, _between(0, MAX_RECORD_MATCHES),
+                                f"an integer number of matches in 0..{MAX_RECORD_MATCHES} "
+                                "kept as match records per opponent at each evaluation "
+                                "(0 = none)"),
     },
     "env": {
         "rules": (str, "friendly", None, "a rules profile name or a rules TOML file"),

@@ -175,7 +175,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from gymnasium import logger, spaces
@@ -190,6 +190,9 @@ from .rules import Rules, load_rules
 from .single import SingleGame, mask_bytes
 from .views import SingleGameArrays
 from .wrappers import HollywoodWrapper, MaskedDiscrete, action_id
+
+if TYPE_CHECKING:
+    from .records import MatchStream
 
 __all__ = [
     "AGENTS",
@@ -306,6 +309,8 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
         self.last_move: tuple[int, int, int] | None = None
         self.last_hand_step = -1
         self._knock_discard = -1
+        #: Sees every deal and action when set (``hgin_env.wrappers.RecordMatches`` sets it).
+        self.recorder: MatchStream | None = None
         self.rewards = dict.fromkeys(AGENTS, 0.0)
         self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
         self.terminations = dict.fromkeys(AGENTS, False)
@@ -356,6 +361,9 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
         self.last_hand_step = -1
         self._knock_discard = -1
         self.agent_selection = AGENTS[self.single.current_player]
+        if self.recorder is not None:
+            given = deck is not None or dealer is not None
+            self.recorder.start(self.single, first_deal="given" if given else "seeded")
         if self.render_mode == "human":
             self.render()
 
@@ -444,6 +452,8 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
             self.last_move = (self._seat_of[agent], a, top)
         (r0, r1), info = game.step(a)
         self.steps += 1
+        if self.recorder is not None:
+            self.recorder.played(self._seat_of[agent], a, info["hand_over"], info["match_over"])
         cumulative = self._cumulative_rewards
         cumulative[agent] = 0.0
         self.rewards = {"player_0": r0, "player_1": r1}

@@ -134,6 +134,8 @@ class SheetBatch:
         """
         r = self.rules
         decided = self.decided
+        if not decided.any():  # most sheets, most of the time: nothing paid yet
+            return np.zeros(self.scores.shape, np.int32)
         winner = self.column_winner.astype(np.int64)
         # Score of the loser of each column (meaningless where still open).
         loser_score = np.where(winner == 0, self.scores[:, 1, :], self.scores[:, 0, :])

@@ -16,7 +16,7 @@ from __future__ import annotations
 import gzip
 import importlib.metadata
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import fields
 from functools import lru_cache
 from pathlib import Path
@@ -34,6 +34,7 @@ __all__ = [
     "FORMAT",
     "VERSION",
     "MatchRecorder",
+    "MatchStream",
     "RecordWriter",
     "check_record",
     "hgin_version",
@@ -223,7 +224,9 @@ class MatchRecorder:
     ``first_deal="seeded"``) re-plays from its seed alone; use ``"given"``
     when the first deal was passed to ``reset(decks=..., dealer=...)``.
     Each row's match ends once: from then on its row must not be ``live``
-    (an autoreset engine deals it a new match, which is not recorded).
+    (an autoreset engine deals it a new match, which is not recorded).  Rows
+    whose match number is ``num_matches`` or more are not recorded, so a loop
+    over many matches can keep only its first few.
     """
 
     def __init__(self, num_matches: int, first_deal: str = "seeded") -> None:
@@ -242,12 +245,14 @@ class MatchRecorder:
         """Note the seed and first deal of every row's match."""
         ids = np.arange(game.num_games) if ids is None else np.asarray(ids)
         for row, match in enumerate(ids.tolist()):
-            self.seeds[match] = game.seeds[row]
-            self.hands[match] = [_deal(game, row)]
+            if match < self.num_matches:
+                self.seeds[match] = game.seeds[row]
+                self.hands[match] = [_deal(game, row)]
 
     def step(self, game: Any, ids: np.ndarray, live: np.ndarray, seats: np.ndarray,
              actions: np.ndarray, info: dict[str, np.ndarray]) -> None:
         """Record one engine step: the actions of live rows, and the hands it ended."""
+        live = live & (ids < self.num_matches)
         rows = np.flatnonzero(live)
         matches = ids[rows]
         if self.finished[matches].any():
@@ -335,6 +340,75 @@ class MatchRecorder:
 
 def _deal(game: Any, row: int) -> dict[str, Any]:
     return {"dealer": int(game.dealer[row]), "deck": game.deck[row].tolist()}
+
+
+class MatchStream:
+    """Records the matches a one-game environment plays, handing each out as it finishes.
+
+    Where :class:`MatchRecorder` keeps a fixed set of matches until the end of
+    a batched loop, an environment plays match after match on one
+    :class:`~hgin_env.single.SingleGame`, so this recorder holds only the
+    match in progress and calls ``emit(match)`` when it ends (``match`` as an
+    entry of :meth:`MatchRecorder.matches`, for :func:`make_record`).  The
+    environment calls it (``raw_env.recorder``, set by
+    :class:`hgin_env.wrappers.RecordMatches`): :meth:`start` after the first
+    deal of every match, :meth:`played` after every action.  A match started
+    again before it ends (a reset, a forfeit, the env closed) is dropped and
+    counted in ``dropped``: a record must replay to its end.
+    """
+
+    def __init__(self, emit: Callable[[dict[str, Any]], None]) -> None:
+        self.emit = emit
+        self.dropped = 0
+        self.live = False
+        self._seed = 0
+        self._first_deal = "seeded"
+        self._hands: list[dict[str, Any]] = []
+        self._actions: list[int] = []  # seat * 128 + action: a cached small int, no allocation
+        self._game: Any = None
+
+    def start(self, game: Any, first_deal: str = "seeded") -> None:
+        """Begin recording the match just dealt in ``game`` (a ``SingleGame``, read again
+        at the end of every hand)."""
+        if first_deal not in FIRST_DEALS:
+            raise ValueError(f"first_deal must be one of {FIRST_DEALS}, got {first_deal!r}")
+        self.dropped += self.live
+        self._game = game
+        self._seed = game.seed
+        self._first_deal = first_deal
+        self._hands = [{"dealer": game.dealer, "deck": list(game.deck)}]
+        self._actions = []
+        self.live = True
+
+    def played(self, seat: int, action: int, hand_over: bool, match_over: bool) -> None:
+        """One action (the per-step path: a list append unless the hand ended)."""
+        self._actions.append(seat << 7 | action)
+        if hand_over and self.live:
+            self._hand_ended(match_over)
+
+    def close(self) -> None:
+        """Drop (and count) the match in progress, if any."""
+        self.dropped += self.live
+        self.live = False
+
+    def _hand_ended(self, match_over: bool) -> None:
+        # SingleGame's own layout (Python ints for the next deal): a fifth of the time
+        # MatchRecorder's batched reads take for one game.
+        game = self._game
+        sheet = sheet_dict((game.last_match if match_over else game.sheets).sheet(0))
+        hands = self._hands
+        hand = hands[-1]
+        hands[-1] = {"dealer": hand["dealer"], "deck": hand["deck"], "actions": self._actions,
+                     "showdown": showdown_dict(game.last_hand, 0), "sheet": sheet}
+        self._actions = []
+        if not match_over:
+            hands.append({"dealer": game.dealer, "deck": list(game.deck)})
+            return
+        self.live = False
+        for hand in hands:
+            hand["actions"] = [[code >> 7, code & 127] for code in hand["actions"]]
+        self.emit({"seed": self._seed, "first_deal": self._first_deal, "hands": hands,
+                   "result": result_dict(sheet, len(hands))})
 
 
 # ---------------------------------------------------------------------- files

@@ -183,6 +183,12 @@ def load_rules(name_or_path: str | Path | Rules | None = None) -> Rules:
     return _load(str(name_or_path), None, ())
 
 
+def profile_name(rules: Rules) -> str | None:
+    """The name of the profile ``rules`` equal, or None for custom rules: what a match
+    record names when its writer was handed a ``Rules`` object, not a name."""
+    return next((name for name in PROFILES if load_rules(name) == rules), None)
+
+
 def _load(text: str, base_dir: Path | None, chain: tuple[Path, ...]) -> Rules:
     """One link of a profile chain; ``chain`` holds the files already being read."""
     if text in PROFILES:

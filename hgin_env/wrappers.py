@@ -21,26 +21,37 @@
     env = FlatObservation(HollywoodGinEnv(opponent=my_agent))
     obs, info = env.reset(seed=0)  # obs: float32 (OBS_DIM,)
     env.action_masks()  # bool (108,): the legal actions now
+
+* :class:`RecordMatches` (PettingZoo AEC env) and :class:`RecordGymMatches`
+  (:class:`~hgin_env.gym_env.HollywoodGinEnv`) — write every match the env
+  plays to the end as one match record (docs/records.md), replayable with
+  :func:`hgin_env.replay.replay`; the env's returns are unchanged.
 """
 
 from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from pettingzoo import AECEnv
 from pettingzoo.utils.env_logger import EnvLogger
-from pettingzoo.utils.wrappers import OrderEnforcingWrapper
+from pettingzoo.utils.wrappers import BaseWrapper, OrderEnforcingWrapper
 
 from .actions import NUM_ACTIONS
+from .records import MatchStream, RecordWriter, make_record
+from .rules import profile_name
 
 if TYPE_CHECKING:
     from .aec import raw_env
 
-__all__ = ["FlatObservation", "HollywoodWrapper", "MaskedDiscrete", "action_id"]
+__all__ = ["FlatObservation", "HollywoodWrapper", "MaskedDiscrete", "RecordGymMatches",
+           "RecordMatches", "action_id"]
 
 
 # ----------------------------------------------------------------------------- actions
@@ -276,3 +287,153 @@ class FlatObservation(gym.ObservationWrapper):
     def action_masks(self) -> np.ndarray:
         """The legal actions of the latest observation (bool, ``NUM_ACTIONS``)."""
         return self._mask.copy()
+
+
+# ----------------------------------------------------------------------------- records
+
+
+class _MatchFile:
+    """What both recording wrappers share: a :class:`~hgin_env.records.MatchStream` on the
+    raw AEC env, writing each finished match to a :class:`~hgin_env.records.RecordWriter`."""
+
+    def __init__(self, raw: raw_env, path: str | Path, names: Any) -> None:
+        if getattr(raw, "recorder", False) is not None:
+            raise ValueError("this environment is already being recorded "
+                             "(one RecordMatches / RecordGymMatches per environment)")
+        self.raw = raw
+        self.names = names  # () -> the two agents' names by seat, for the match just ended
+        self.profile = profile_name(raw.rules)
+        self.writer = RecordWriter(path)
+        self.stream = MatchStream(self._write)
+        raw.recorder = self.stream
+
+    def _write(self, match: dict[str, Any]) -> None:
+        record = make_record(self.writer.count, match, self.raw.rules, self.names(),
+                             self.profile)
+        self.writer.write(record)
+
+    def close(self) -> None:
+        """Drop the match in progress, detach from the env and close the file (flushed)."""
+        if self.raw.recorder is self.stream:
+            self.stream.close()
+            self.raw.recorder = None
+            self.writer.close()
+
+
+def _agent_names(agents: Sequence[str]) -> tuple[str, str]:
+    if isinstance(agents, str) or len(agents) != 2 or not all(isinstance(a, str)
+                                                              for a in agents):
+        raise ValueError(f"agents must be the two players' names by seat, got {agents!r}")
+    return agents[0], agents[1]
+
+
+class RecordMatches(BaseWrapper):
+    """Records every match a PettingZoo AEC env (``hgin_env.env()``) plays to the end.
+
+    Each finished match becomes one line of ``path`` (JSON Lines, gzip when it
+    ends in ``.gz``; a new file), numbered from 0, with ``agents`` as the
+    players' names by seat (default the agent ids).  A match cut short (a
+    ``reset`` before its end, a forfeit by an illegal move, ``close``) is not
+    written, since a record must replay to the match's end; ``dropped`` counts
+    them.  ``close()`` flushes the file.  Recording reads the game, never
+    changes it: the env returns exactly what it returns unwrapped.
+    """
+
+    def __init__(self, env: AECEnv, path: str | Path,
+                 agents: Sequence[str] | None = None) -> None:
+        super().__init__(env)
+        from .aec import AGENTS, raw_env
+
+        raw = env.unwrapped
+        if not isinstance(raw, raw_env):
+            raise ValueError(f"RecordMatches records hgin_env's AEC env (hgin_env.env()), "
+                             f"got {type(raw).__name__}")
+        names = _agent_names(AGENTS if agents is None else agents)
+        self._file = _MatchFile(raw, path, lambda: names)
+
+    @property
+    def path(self) -> Path:
+        return self._file.writer.path
+
+    @property
+    def written(self) -> int:
+        """Matches written so far."""
+        return self._file.writer.count
+
+    @property
+    def dropped(self) -> int:
+        """Matches cut short, not written."""
+        return self._file.stream.dropped
+
+    # The hot path, forwarded directly: BaseWrapper's __getattr__ fallback and AECEnv's
+    # generic last() would cost a fifth of a step.
+    @property
+    def agent_selection(self) -> str:
+        return self.env.agent_selection
+
+    @property
+    def agents(self) -> list[str]:
+        return self.env.agents
+
+    @property
+    def terminations(self) -> dict[str, bool]:
+        return self.env.terminations
+
+    @property
+    def truncations(self) -> dict[str, bool]:
+        return self.env.truncations
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        return self.env.last(observe)
+
+    def step(self, action: Any) -> None:
+        self.env.step(action)
+
+    def close(self) -> None:
+        self._file.close()
+        super().close()
+
+
+class RecordGymMatches(gym.Wrapper):
+    """Records every match a :class:`~hgin_env.gym_env.HollywoodGinEnv` plays to the end.
+
+    As :class:`RecordMatches`, for the single-agent env: every action of both
+    seats is recorded, the opponent's included.  The players are ``name`` (the
+    learner) and the opponent's ``name`` (its agent spec, e.g. ``simple``), in
+    the seats they had in that match.
+    """
+
+    def __init__(self, env: gym.Env, path: str | Path, name: str = "learner") -> None:
+        super().__init__(env)
+        from .gym_env import HollywoodGinEnv
+
+        base = env.unwrapped
+        if not isinstance(base, HollywoodGinEnv):
+            raise ValueError(f"RecordGymMatches records hgin_env.gym_env.HollywoodGinEnv, "
+                             f"got {type(base).__name__}")
+        if not isinstance(name, str):
+            raise ValueError(f"name must be a string, got {name!r}")
+        opponent = str(getattr(base.opponent, "name", "opponent"))
+
+        def names() -> tuple[str, str]:
+            return (name, opponent) if base.seat == 0 else (opponent, name)
+
+        self._file = _MatchFile(base.aec, path, names)
+
+    @property
+    def path(self) -> Path:
+        return self._file.writer.path
+
+    @property
+    def written(self) -> int:
+        """Matches written so far."""
+        return self._file.writer.count
+
+    @property
+    def dropped(self) -> int:
+        """Matches cut short, not written."""
+        return self._file.stream.dropped
+
+    def close(self) -> None:
+        self._file.close()
+        super().close()

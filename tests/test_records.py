@@ -12,6 +12,7 @@ import pytest
 
 import evaluate
 from agents import make_agent
+from agents.arena import play_matches
 from agents.tournament import run_tournament
 from hgin_env import actions as A
 from hgin_env.cards import mask_to_cards
@@ -83,6 +84,20 @@ def test_records_do_not_depend_on_the_batch_size(records) -> None:
     again: list[dict] = []
     run_tournament(["random", "simple"], 4, "friendly", seed=3, batch_size=2, record=again.append)
     assert again == records
+
+
+@pytest.mark.parametrize("batch_size", [None, 2])
+def test_only_the_first_matches_can_be_recorded(batch_size: int | None) -> None:
+    random, simple = make_agent("random", seed=3), make_agent("simple", seed=3)
+    every: list[dict] = []
+    play_matches(random, simple, 4, "friendly", seed=3, record=every.append)
+    first: list[dict] = []
+    stats = play_matches(random, simple, 4, "friendly", seed=3, batch_size=batch_size,
+                         record=first.append, record_matches=3)
+    assert stats.num_matches == 4 and first == every[:3]
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="record_matches"):
+            play_matches(random, simple, 2, record=first.append, record_matches=bad)
 
 
 def test_each_hand_holds_its_deal_actions_showdown_and_sheet(records) -> None:

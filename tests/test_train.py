@@ -36,6 +36,8 @@ from agents.train_config import load_config, parse_override, validate
 from hgin_env.actions import NUM_ACTIONS
 from hgin_env.engine import VectorGame
 from hgin_env.observation import OBS_DIM
+from hgin_env.records import read_records
+from hgin_env.replay import replay
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -255,7 +257,7 @@ def test_tiny_training_run_end_to_end(tmp_path: Path) -> None:
     cfg_path = tmp_path / "tiny.toml"
     cfg_path.write_text(
         "[run]\nseed = 1\ntotal_steps = 384\nthreads = 1\ncheckpoint_every = 1\n"
-        "eval_every = 2\neval_matches = 2\nfinal_eval_matches = 2\n"
+        "eval_every = 2\neval_matches = 2\nfinal_eval_matches = 2\neval_record_matches = 1\n"
         'eval_opponents = ["simple"]\n'
         "[env]\nnum_games = 16\nrollout_steps = 8\npoints_coef = 0.5\n"
         "[model]\nhidden = [32]\n[ppo]\nminibatch_size = 64\n"
@@ -270,6 +272,13 @@ def test_tiny_training_run_end_to_end(tmp_path: Path) -> None:
         assert (logdir / name).exists(), name
     assert list(logdir.glob("events.out.tfevents.*"))
     assert "final_eval" in out and out["final_eval"]["simple"]["matches"] == 2
+    # One sample match of each evaluation (update 2 and the final one), replayable.
+    assert sorted(p.name for p in (logdir / "records").iterdir()) == [
+        "eval_00002.jsonl.gz", "final_eval.jsonl.gz"]
+    for path in (logdir / "records").iterdir():
+        [record] = read_records(path)
+        assert sorted(record["agents"]) == ["learner", "simple"]
+        assert replay(record).hands == record["result"]["hands"]
     from agents import make_agent
 
     agent = make_agent(f"ckpt:{logdir / 'agent_final.pt'}")
@@ -651,9 +660,31 @@ def test_divergence_is_caught_before_the_step() -> None:
         trainer.checkpoint()
 
 
+def test_evaluation_records_its_first_matches_against_each_opponent(tmp_path: Path) -> None:
+    import train
+
+    trainer = Trainer(tiny_config())
+    path = tmp_path / "records" / "eval.jsonl"
+    res = train.run_evaluation(trainer, 4, ["random", "simple"], seed=5, record_matches=3,
+                               record_path=path)
+    assert res["random"]["matches"] == res["simple"]["matches"] == 4
+    records = list(read_records(path))
+    assert [r["match"] for r in records] == list(range(6))
+    assert [r["context"]["pairing"] for r in records] == [["learner", "random"]] * 3 + [
+        ["learner", "simple"]] * 3
+    assert [r["context"]["pair"] for r in records] == [0, 0, 1] * 2
+    for record in records:
+        assert replay(record).hands == record["result"]["hands"]
+    # Recording changes nothing the evaluation reports.
+    again = train.run_evaluation(trainer, 4, ["random", "simple"], seed=5)
+    assert again == res
+
+
 @pytest.mark.parametrize("override", ["ppo.lr=inf", "ppo.lr=nan", "run.seed=1e23",
                                       "run.seed=-1", "env.num_games=1e9", "ppo.lr=5.0",
-                                      "imitation.lr=inf", "ppo.max_grad_norm=inf"])
+                                      "imitation.lr=inf", "ppo.max_grad_norm=inf",
+                                      "run.eval_record_matches=101",
+                                      "run.eval_record_matches=-1"])
 def test_absurd_config_values_are_rejected(override: str) -> None:
     key = override.split("=")[0]
     with pytest.raises(ValueError, match=rf"{key.replace('.', r'[.]')}.*accepted"):
