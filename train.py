@@ -2,7 +2,10 @@
 
     python train.py --config configs/train/quick.toml [--logdir runs/quick]
                     [--device cpu|cuda] [--resume runs/quick/checkpoints/latest.pt]
-                    [--set ppo.lr=1e-4 --set env.num_games=512 ...]
+                    [--opponent SPEC] [--set ppo.lr=1e-4 --set env.num_games=512 ...]
+
+``--opponent SPEC`` trains against that one frozen agent only and evaluates
+against it (a best response: ``--config configs/train/best_response.toml``).
 
 Writes to the log directory: ``config.toml`` (the resolved config),
 TensorBoard scalars, ``checkpoints/latest.pt`` (the full training state,
@@ -74,6 +77,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="overrides run.total_steps (the run ends at the last whole update "
                         "within it)")
     p.add_argument("--threads", type=_integer, help="torch CPU threads (overrides run.threads)")
+    p.add_argument("--opponent", metavar="SPEC",
+                   help="train against this agent spec only (random, simple, strong, "
+                        "pretrained, ckpt:PATH), frozen, and evaluate against it; --set "
+                        "overrides apply after it")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config key, e.g. --set ppo.lr=1e-4 (repeatable)")
     p.add_argument("--no-progress", action="store_true", help="plain log lines, no progress bar")
@@ -84,9 +91,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def resolve_config(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The run's config and, with ``--resume``, the checkpoint it continues."""
     from agents.torch_agent import CheckpointError, load_checkpoint
-    from agents.train_config import load_config, parse_override, validate
+    from agents.train_config import load_config, parse_override, single_opponent, validate
 
-    overrides = list(args.overrides)
+    overrides = single_opponent(args.opponent) if args.opponent is not None else []
+    overrides += args.overrides
     for flag, key in ((args.device, "run.device"), (args.seed, "run.seed"),
                       (args.total_steps, "run.total_steps"), (args.threads, "run.threads")):
         if flag is not None:

@@ -3,7 +3,10 @@ the learning step, the pipeline and the checkpointed state.
 
 One :class:`VectorGame` holds ``env.num_games`` matches.  Each update the
 games are split into blocks and every block gets an opponent kind: self-play
-(both seats are the learner), a past snapshot from the pool, or a heuristic.
+(both seats are the learner), a past snapshot from the pool, a heuristic, or
+one of the frozen agents of ``opponents.agents`` (any agent spec, e.g.
+``pretrained`` or ``ckpt:PATH``: a best response trains against one of these
+alone).
 :mod:`agents.rollout` plays one rollout of every game and computes the
 advantages; :meth:`Trainer.learn` fits the network to it.
 
@@ -137,6 +140,10 @@ class Trainer:
         self._baselines: dict[str, Any] = {}
         if config["imitation"]["teacher"] != "none":  # built here, not in the collector thread
             self.baseline(config["imitation"]["teacher"])
+        #: The frozen opponents of ``opponents.agents``, after :data:`KINDS` in the weights.
+        self.opponent_specs = list(config["opponents"]["agents"])
+        for spec in self.opponent_specs:
+            self.baseline(spec)
         self.learner_seat = (np.arange(b) % 2).astype(np.int8)
         blocks = max(1, min(int(config["opponents"]["blocks"]), b))
         self.block_of_game = (np.arange(b) * blocks // b).astype(np.int64)
@@ -197,8 +204,13 @@ class Trainer:
 
     # ------------------------------------------------------------------ opponents
     def baseline(self, spec: str) -> Any:
+        """The agent of ``spec``, built once; a torch one is frozen (it never learns: its
+        parameters take no gradient, and it acts in inference mode)."""
         if spec not in self._baselines:
-            self._baselines[spec] = make_baseline(spec, seed=0, rules=self.rules)
+            agent = make_baseline(spec, seed=0, rules=self.rules)
+            if isinstance(getattr(agent, "model", None), nn.Module):
+                agent.model.requires_grad_(False)
+            self._baselines[spec] = agent
         return self._baselines[spec]
 
     def _pool_agent(self, index: int) -> PoolAgent:
@@ -215,14 +227,20 @@ class Trainer:
                          f"snapshot@{upd}")
 
     def opponent_weights(self, env_steps: int | None = None) -> np.ndarray:
-        """The opponent kinds' weights (KINDS order) at ``env_steps`` (default: now)."""
+        """The opponents' weights at ``env_steps`` (default: now): the kinds of
+        :data:`KINDS`, then the specs of :attr:`opponent_specs` (constant weights)."""
         opp = self.cfg["opponents"]
         steps = self.env_steps if env_steps is None else env_steps
         p = steps / max(1, self.cfg["run"]["total_steps"])
-        return np.array([_linear(float(opp[k]), float(opp[f"{k}_end"]), p) for k in KINDS])
+        kinds = [_linear(float(opp[k]), float(opp[f"{k}_end"]), p) for k in KINDS]
+        return np.array(kinds + [float(opp["agents"][s]) for s in self.opponent_specs])
 
     def assign_opponents(self, env_steps: int | None = None) -> OpponentAssignment:
-        """Give every block of games an opponent kind (and a pool snapshot or heuristic)."""
+        """Give every block of games an opponent kind (and a pool snapshot or heuristic).
+
+        The blocks given one spec of ``opponents.agents`` share one entry of the
+        assignment, so a torch opponent plays all its games as one batch per step.
+        """
         weights = self.opponent_weights(env_steps)
         if not self.pool:
             weights[0] += weights[1]
@@ -233,14 +251,23 @@ class Trainer:
         order = np.argsort(-(weights * n - counts), kind="stable")
         for k in order[: n - counts.sum()]:
             counts[k] += 1
-        block_kind = np.repeat(np.arange(len(KINDS)), counts)
+        labels = KINDS + tuple(self.opponent_specs)
+        block_kind = np.repeat(np.arange(len(labels)), counts)
         self.rng.shuffle(block_kind)
         agents: list[Any] = []
         names: list[str] = []
         block_opp = np.full(n, -1, np.int64)
+        shared: dict[str, int] = {}  # spec of opponents.agents -> its entry
         for blk in range(n):
-            kind = KINDS[block_kind[blk]]
+            kind = labels[block_kind[blk]]
             if kind == "self_play":
+                continue
+            if block_kind[blk] >= len(KINDS):
+                if kind not in shared:
+                    shared[kind] = len(agents)
+                    names.append(kind)
+                    agents.append(self.baseline(kind))
+                block_opp[blk] = shared[kind]
                 continue
             if kind == "pool":
                 agent = self._pool_agent(int(self.rng.integers(len(self.pool))))

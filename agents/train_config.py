@@ -157,6 +157,10 @@ SCHEMA: dict[str, dict[str, Spec]] = {
         "snapshot_every": (int, 10, _between(1, MAX_STEPS), "a positive integer of updates"),
         "pool_size": (int, 8, _between(1, 1000), "an integer number of snapshots in 1..1000"),
         "pool_greedy": (bool, False, None, "true or false"),
+        "agents": (dict, {}, None,
+                   "a table of agent spec = weight (e.g. {pretrained = 1.0, "
+                   "\"ckpt:runs/x/agent_best.pt\" = 0.5}): frozen opponents beside the "
+                   "kinds above"),
     },
 }
 
@@ -197,6 +201,8 @@ def check_agent_spec(key: str, spec: Any) -> None:
 
 
 def _check_agent_specs(cfg: dict[str, dict[str, Any]]) -> None:
+    for spec in cfg["opponents"]["agents"]:
+        check_agent_spec(f"opponents.agents.{json.dumps(spec)}", spec)
     for section, key in AGENT_SPEC_KEYS:
         value = cfg[section][key]
         if isinstance(value, list):
@@ -262,16 +268,38 @@ def validate(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _agent_weights(table: dict[str, Any]) -> dict[str, float]:
+    """``opponents.agents`` with every weight checked and made a float; the message of a
+    bad one names its spec.  (The specs themselves are checked by
+    :func:`_check_agent_specs`.)"""
+    meaning = SCHEMA["opponents"]["agents"][3]
+    out = {}
+    for spec, weight in table.items():
+        key = f"agents.{json.dumps(spec)}"
+        if isinstance(weight, bool) or not isinstance(weight, _NUMBER):
+            raise _bad("opponents", key, weight, meaning, "not a number")
+        if not math.isfinite(weight):
+            raise _bad("opponents", key, weight, meaning, "not a finite number")
+        if weight < 0:
+            raise _bad("opponents", key, weight, meaning, "negative")
+        if weight > MAX_WEIGHT:
+            raise _bad("opponents", key, weight, meaning, f"above {MAX_WEIGHT:g}")
+        out[spec] = float(weight)
+    return out
+
+
 def _cross_checks(cfg: dict[str, dict[str, Any]]) -> None:
     """Checks that involve more than one key (each message names the keys)."""
     opp = cfg["opponents"]
+    opp["agents"] = _agent_weights(opp["agents"])
     for suffix in ("", "_end"):
         weights = [opp[k] if opp[f"{k}_end"] < 0 or not suffix else opp[f"{k}_end"]
                    for k in OPPONENT_KINDS]
-        if sum(weights) <= 0:
+        if sum(weights) + sum(opp["agents"].values()) <= 0:
             raise ValueError(f"bad values for config keys opponents.*{suffix}: the weights "
-                             f"({', '.join(OPPONENT_KINDS)}) are all zero; accepted: "
-                             "non-negative weights, at least one of them positive")
+                             f"({', '.join(OPPONENT_KINDS)} and opponents.agents) are all "
+                             "zero; accepted: non-negative weights, at least one of them "
+                             "positive")
     run, env = cfg["run"], cfg["env"]
     per_update = env["num_games"] * env["rollout_steps"]
     if run["total_steps"] < per_update:
@@ -335,12 +363,31 @@ def parse_override(item: str) -> tuple[str, str, Any]:
     return section, key, value
 
 
+def single_opponent(spec: str) -> list[str]:
+    """Overrides (``section.key=value``) that make ``spec`` the run's only training
+    opponent, frozen, and its only evaluation opponent: what ``train.py --opponent SPEC``
+    applies, e.g. for a best response to ``spec``."""
+    quoted = json.dumps(spec)
+    return ([f"opponents.{kind}=0" for kind in OPPONENT_KINDS]
+            + [f"opponents.{kind}_end=-1" for kind in OPPONENT_KINDS]
+            + [f"opponents.agents={{{quoted} = 1}}", f"run.eval_opponents=[{quoted}]"])
+
+
+def _toml_value(value: Any) -> str:
+    """A value as TOML (JSON's strings, numbers and arrays are TOML; tables are not)."""
+    if isinstance(value, dict):
+        items = ", ".join(f"{json.dumps(str(k))} = {_toml_value(v)}" for k, v in value.items())
+        return "{" + items + "}"
+    return json.dumps(value)
+
+
 def to_toml(cfg: dict[str, dict[str, Any]]) -> str:
-    """The config as TOML text (for the run's log directory)."""
+    """The config as TOML text (for the run's log directory); ``load_config`` reads it
+    back to the same config."""
     lines = []
     for section, keys in cfg.items():
         lines.append(f"[{section}]")
         for key, value in keys.items():
-            lines.append(f"{key} = {json.dumps(value)}")
+            lines.append(f"{key} = {_toml_value(value)}")
         lines.append("")
     return "\n".join(lines)

@@ -329,6 +329,120 @@ def test_opponent_curriculum() -> None:
     assert kinds == ["simple"] * trainer.num_blocks
 
 
+# --------------------------------------------------------------------------- agent-spec opponents
+
+
+def tiny_ckpt(tmp_path: Path) -> Path:
+    """A model-only checkpoint of a small random network (a ``ckpt:PATH`` opponent)."""
+    torch.manual_seed(11)
+    return save_agent(tmp_path / "opp.pt", PolicyValueNet(OBS_DIM, NUM_ACTIONS, [16]))
+
+
+def test_opponents_can_be_any_agent_specs(tmp_path: Path) -> None:
+    path = tiny_ckpt(tmp_path)
+    ckpt_spec = f"ckpt:{path}"
+    cfg = tiny_config(run={"pipeline": False},
+                      opponents={"self_play": 0.0, "pool": 0.0, "simple": 0.0,
+                                 "agents": {"simple": 1, ckpt_spec: 1.0}})
+    assert cfg["opponents"]["agents"] == {"simple": 1.0, ckpt_spec: 1.0}
+    trainer = Trainer(cfg)
+    np.testing.assert_allclose(trainer.opponent_weights(), [0, 0, 0, 0, 0, 1, 1])
+    assign = trainer.assign_opponents()
+    # One entry per spec, whatever the number of blocks it got: a torch opponent plays
+    # all its games as one batch per step.
+    assert sorted(assign.kinds) == sorted(["simple", ckpt_spec])
+    assert len(assign.agents) == 2 and trainer.num_blocks == 4
+    assert (assign.opp_index >= 0).all() and (assign.learner_seats.sum(axis=1) == 1).all()
+    opp = trainer.baseline(ckpt_spec)
+    assert isinstance(opp, TorchAgent)
+    assert not any(p.requires_grad for p in opp.model.parameters())
+    calls: list[int] = []
+    act = opp.act
+
+    def counted(obs: dict, rng: np.random.Generator | None = None) -> np.ndarray:
+        calls.append(len(obs["action_mask"]))
+        return act(obs, rng=rng)
+
+    opp.act = counted
+    before = {k: v.clone() for k, v in trainer.model.state_dict().items()}
+    for _ in range(2):
+        trainer.update()
+    assert 0 < len(calls) <= 2 * trainer.steps  # two rollouts, at most one batch a step
+    assert max(calls) > 1
+    frozen = load_checkpoint(path)["model"]
+    for key, value in opp.model.state_dict().items():  # the opponent never learns
+        assert torch.equal(value, frozen[key]), key
+    assert any(not torch.equal(v, before[k]) for k, v in trainer.model.state_dict().items())
+
+
+@pytest.mark.parametrize(("agents", "match"), [
+    ({"strnog": 1.0}, r'opponents\.agents\."strnog".*unknown agent spec'),
+    ({"ckpt:": 1.0}, r'opponents\.agents\."ckpt:".*lacks its path'),
+    ({"ckpt:no/such/file.pt": 1.0}, r'opponents\.agents\."ckpt:no/such/file\.pt".*not found'),
+    ({"simple": -0.5}, r'opponents\.agents\."simple": -0\.5 \(negative\)'),
+    ({"simple": "lots"}, r'opponents\.agents\."simple".*not a number'),
+    ({"simple": True}, r'opponents\.agents\."simple".*not a number'),
+    ({"simple": float("nan")}, r'opponents\.agents\."simple".*not a finite number'),
+    ({"simple": 0.0}, r"opponents\.\*: the weights .* are all zero"),
+    ({}, r"opponents\.\*: the weights .* are all zero"),
+])
+def test_opponent_agents_are_checked(agents: dict, match: str) -> None:
+    zero = {"self_play": 0.0, "pool": 0.0, "simple": 0.0, "strong": 0.0}
+    with pytest.raises(ValueError, match=match):
+        validate({"opponents": {**zero, "agents": agents}})
+
+
+def test_opponent_agents_must_be_a_table() -> None:
+    with pytest.raises(ValueError, match=r"opponents\.agents.*accepted: a table of agent spec"):
+        validate({"opponents": {"agents": ["pretrained"]}})
+
+
+def test_shipped_configs_keep_their_opponents() -> None:
+    """The old keys keep their meaning: no agent-spec opponents, the same weights."""
+    for name in ("quick", "default"):
+        cfg = load_config(name, ["env.num_games=64"])
+        assert cfg["opponents"]["agents"] == {}
+        trainer = Trainer(cfg)
+        want = [cfg["opponents"][k] for k in ("self_play", "pool", "random", "simple", "strong")]
+        np.testing.assert_allclose(trainer.opponent_weights(0), want)
+        assert set(trainer.assign_opponents().kinds) <= {"simple", "strong"}
+
+
+def test_single_opponent_makes_one_target(tmp_path: Path) -> None:
+    from agents.train_config import single_opponent, to_toml
+
+    spec = f"ckpt:{tiny_ckpt(tmp_path)}"
+    cfg = load_config("quick", single_opponent(spec))
+    assert cfg["opponents"]["agents"] == {spec: 1.0}
+    assert cfg["run"]["eval_opponents"] == [spec]
+    assert all(cfg["opponents"][k] == 0 and cfg["opponents"][f"{k}_end"] == -1
+               for k in ("self_play", "pool", "random", "simple", "strong"))
+    # The resolved config written to a run's folder reads back to the same config.
+    saved = tmp_path / "config.toml"
+    saved.write_text(to_toml(cfg))
+    assert load_config(saved) == cfg
+    with pytest.raises(ValueError, match=r"unknown agent spec 'nope'"):
+        load_config("best_response", single_opponent("nope"))
+
+
+def test_train_opponent_flag_trains_and_evaluates_against_the_target(tmp_path: Path) -> None:
+    import train
+
+    cfg_path = tmp_path / "tiny.toml"
+    cfg_path.write_text(TINY_TOML.format(rules='"friendly"').replace(
+        "final_eval_matches = 0", "final_eval_matches = 2"))
+    spec = f"ckpt:{tiny_ckpt(tmp_path)}"
+    out = train.train(train.parse_args(["--config", str(cfg_path), "--logdir",
+                                        str(tmp_path / "run"), "--no-progress",
+                                        "--opponent", spec]))
+    assert list(out["final_eval"]) == [spec] and out["final_eval"][spec]["matches"] == 2
+    written = load_config(tmp_path / "run" / "config.toml")
+    assert written["opponents"]["agents"] == {spec: 1.0}
+    assert written["opponents"]["simple"] == 0.0
+    assert train.main(["--config", str(cfg_path), "--logdir", str(tmp_path / "bad"),
+                       "--opponent", "strnog"]) == 2
+
+
 def test_seeded_runs_are_identical() -> None:
     a, b = Trainer(tiny_config()), Trainer(tiny_config())
     for _ in range(2):
@@ -433,9 +547,14 @@ def test_pretrained_agent_loads_and_beats_random() -> None:
 
 
 def test_config_files_are_valid() -> None:
-    for name in ("quick", "default"):
-        cfg = load_config(ROOT / "configs" / "train" / f"{name}.toml")
+    paths = sorted((ROOT / "configs" / "train").glob("*.toml"))
+    assert {p.stem for p in paths} >= {"quick", "default", "best_response"}
+    for path in paths:
+        cfg = load_config(path)
         assert cfg["env"]["reward"] == "columns"
+    target = load_config("best_response")["opponents"]
+    assert all(target[k] == 0 for k in ("self_play", "pool", "random", "simple", "strong"))
+    assert list(target["agents"]) == load_config("best_response")["run"]["eval_opponents"]
 
 
 def test_config_errors_name_the_key(tmp_path: Path) -> None:
