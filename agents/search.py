@@ -79,15 +79,18 @@ class SearchConfig:
     #: Leave the blueprint's action only for a searched gain above this (reward units)...
     margin: float = 0.05
     #: ... and this many standard errors of the paired (same samples) difference.
-    confidence: float = 1.0
+    confidence: float = 2.0
     #: Extra margin to knock where the blueprint would not, or not to where it would:
     #: sampled opponents look weaker than real ones, so searched knocks get undercut.
     knock_margin: float = 0.15
     #: Weight of a uniform mixture in the opponent model (robust to opponents unlike it).
     epsilon: float = 0.1
+    #: Power the opponent-model likelihood is raised to: real opponents are not the
+    #: blueprint, and untempered weights collapse the belief onto one or two hands.
+    temper: float = 0.3
     #: Points posted count this much against columns won (the training reward's coefficient).
     points_coef: float = 1.0
-    #: Also search draw decisions (take the discard or draw from the stock).
+    #: Also search draw decisions (take the discard or draw from the stock; not the upcard offer).
     draws: bool = False
     #: The blueprint: the policy searched around and played in rollouts (an agent spec).
     blueprint: str = "pretrained"
@@ -106,6 +109,8 @@ class SearchConfig:
             value = getattr(self, name)
             if not 0.0 <= value <= 10.0:
                 raise ValueError(f"search {name} must be in 0..10, got {value!r}")
+        if not 0.0 <= self.temper <= 1.0:
+            raise ValueError(f"search temper must be in 0..1, got {self.temper!r}")
         if not 0.0 < self.epsilon <= 1.0:
             raise ValueError(f"search epsilon must be in (0, 1], got {self.epsilon!r}")
         if not 0.0 <= self.points_coef <= 100.0:
@@ -436,9 +441,10 @@ class SearchAgent:
             from . import make_agent
 
             blueprint = make_agent(self.config.blueprint)
-        if not hasattr(blueprint, "policy"):
-            raise ValueError("the search blueprint must be a torch policy (it needs "
-                             "action probabilities): 'pretrained' or 'ckpt:PATH'")
+        if not hasattr(blueprint, "policy") or not getattr(blueprint, "greedy", False):
+            raise ValueError("the search blueprint must be a greedy torch policy (it needs "
+                             "action probabilities, and deterministic rollouts keep the "
+                             "samples common to all candidates): 'pretrained' or 'ckpt:PATH'")
         self.blueprint = blueprint
         self.name = "search"
         self._rng = np.random.default_rng(seed)
@@ -486,28 +492,31 @@ class SearchAgent:
         hands = self._beliefs(views, gens)
         values = self._rollouts(views, hands, candidates, gens)
         for j, i in enumerate(rows):
-            best = self._decide(values[j], candidates[j])
+            best = self._decide(values[j], candidates[j], hands[j])
             if best:
                 choice[i] = candidates[j][best]
                 self.counts["deviations"] += 1
         return choice
 
-    def _decide(self, q: np.ndarray, candidates: list[int]) -> int:
+    def _decide(self, q: np.ndarray, candidates: list[int], hands: np.ndarray) -> int:
         """Index of the candidate to play: 0 (the blueprint's) unless another wins clearly.
 
-        ``q`` is (samples, candidates); the samples are shared by the
-        candidates, so the test is on paired differences.
+        ``q`` is (samples, candidates) and ``hands`` the sampled opponent hand of
+        each sample.  The samples are shared by the candidates, so the test is on
+        paired differences, and its standard error counts distinct hands only
+        (resampling repeats likely hands; repeats are not independent evidence).
         """
         gain = q - q[:, :1]
         mean = gain.mean(axis=0)
-        best = int(np.argmax(mean))
-        margin = self.config.margin
-        if (candidates[best] >= A.KNOCK) != (candidates[0] >= A.KNOCK):
-            margin += self.config.knock_margin
-        if best == 0 or mean[best] <= margin:
+        knocks = np.array([A.KNOCK <= c < A.DRAW_STOCK for c in candidates])
+        need = self.config.margin + self.config.knock_margin * (knocks != knocks[0])
+        best = int(np.argmax(mean - need))
+        if best == 0 or mean[best] <= need[best]:
             return 0
-        n = q.shape[0]
-        se = gain[:, best].std(ddof=1) / np.sqrt(n) if n > 1 else np.inf
+        distinct = len(np.unique(hands))
+        if distinct < 2:
+            return 0
+        se = gain[:, best].std(ddof=1) / np.sqrt(distinct)
         return best if mean[best] > self.config.confidence * se else 0
 
     def _to_search(self, x: np.ndarray, mask: np.ndarray,
@@ -554,7 +563,9 @@ class SearchAgent:
         likelihoods = self._log_likelihoods(views, befores)
         out = []
         for h, prior, lik, gen in zip(hidden, priors, likelihoods, gens, strict=True):
-            log_w = prior + lik
+            log_w = prior + cfg.temper * lik
+            if not np.isfinite(log_w).any():  # cannot happen with a legal history; be safe
+                log_w = np.zeros_like(log_w)
             w = np.exp(log_w - log_w.max())
             w /= w.sum()
             # Systematic resampling: low variance, one uniform draw.
