@@ -10,11 +10,20 @@ single-threaded), which other jobs on a shared machine barely disturb; wall
 seconds are shown beside them.  The overhead is that of the slower recording.
 Default pairings: random-simple (the fastest agents, so the largest relative
 cost) and simple-simple.
+
+``--instructions`` counts instructions instead (``valgrind --tool=callgrind``,
+``PYTHONHASHSEED=0``), which no other load on the machine changes: each
+variant runs in a child process at ``--matches`` and at three times that, and
+the overhead is the ratio of the two slopes, so start-up costs cancel.  Slow
+(valgrind runs Python ~50x slower); use a small ``--matches``, e.g. 20.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -42,6 +51,47 @@ def _timed(specs: list[str], args: argparse.Namespace,
     return time.process_time() - cpu, time.perf_counter() - start, result.pairs[0].summary()
 
 
+def _child(specs: list[str], matches: int, rules: str, seed: int, gz: str) -> None:
+    """One tournament, recorded to ``gz`` unless it is "off" (run under valgrind)."""
+    if gz == "off":
+        run_tournament(specs, matches, rules, seed)
+        return
+    with tempfile.TemporaryDirectory() as tmp, RecordWriter(Path(tmp) / f"m.{gz}") as writer:
+        run_tournament(specs, matches, rules, seed, record=writer.write)
+
+
+def _instructions(specs: list[str], matches: int, args: argparse.Namespace, variant: str) -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/cg.out",
+               sys.executable, __file__, "--child", variant, "--matches", str(matches),
+               "--rules", args.rules, "--seed", str(args.seed), "--agents", *specs]
+        env = {**os.environ, "PYTHONHASHSEED": "0"}
+        done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if found is None:
+        raise RuntimeError(f"no instruction count in valgrind's output:\n{done.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def instruction_overheads(pairings: list[list[str]], args: argparse.Namespace) -> float:
+    """The slope method under callgrind; prints a table, returns the worst overhead."""
+    rows, worst = [], 0.0
+    small, large = args.matches, 3 * args.matches
+    for specs in pairings:
+        slope = {}
+        for variant in ("off", "jsonl", "jsonl.gz"):
+            counts = [_instructions(specs, n, args, variant) for n in (small, large)]
+            slope[variant] = (counts[1] - counts[0]) / (large - small)
+        over = {v: slope[v] / slope["off"] - 1 for v in ("jsonl", "jsonl.gz")}
+        worst = max(worst, *over.values())
+        rows.append([f"{specs[0]}-{specs[1]}", f"{small} / {large}",
+                     f"{slope['off'] / 1e6:.1f}", f"{100 * over['jsonl']:+.1f}%",
+                     f"{100 * over['jsonl.gz']:+.1f}%"])
+    print_table("Recording cost in instructions (callgrind, slope between the two sizes)",
+                ["pairing", "matches", "off: M instructions/match", "jsonl", "jsonl.gz"], rows)
+    return worst
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--matches", type=int, default=200)
@@ -51,8 +101,20 @@ def main() -> int:
     parser.add_argument("--rules", default="friendly")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeats", type=int, default=3, help="report the best of N runs")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count instructions under valgrind instead of timing")
+    parser.add_argument("--child", choices=["off", "jsonl", "jsonl.gz"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     pairings = args.agents or [["random", "simple"], ["simple", "simple"]]
+    if args.child:
+        _child(pairings[0], args.matches, args.rules, args.seed, args.child)
+        return 0
+    if args.instructions:
+        worst = instruction_overheads(pairings, args)
+        verdict = "PASS" if worst <= LIMIT else "FAIL"
+        print(f"limit: recording at most {100 * LIMIT:.0f}% more instructions: {verdict} "
+              f"(worst {100 * worst:+.1f}%)")
+        return 0
     rows, worst = [], 0.0
     with tempfile.TemporaryDirectory() as tmp:
         variants = {"off": None, "jsonl": Path(tmp) / "m.jsonl",
