@@ -30,7 +30,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import hgin_env
-from bench.common import print_table, random_legal
+from bench.common import print_table, print_verdict, random_legal
 from hgin_env.gym_env import HollywoodGinEnv
 from hgin_env.wrappers import RecordGymMatches, RecordMatches
 
@@ -120,9 +120,7 @@ def main() -> int:
                 f"best of {args.repeats})",
                 ["loop", "steps", "off: CPU s (wall)", "jsonl", "jsonl.gz", "CPU overhead",
                  "kB/match", "kB/match gz"], rows)
-    verdict = "PASS" if worst <= LIMIT else "FAIL"
-    print(f"limit: recording at most {100 * LIMIT:.0f}% slower: {verdict} "
-          f"(worst {100 * worst:+.1f}%)")
+    print_verdict(worst, LIMIT)
     return 0
 
 

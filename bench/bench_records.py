@@ -32,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agents.tournament import run_tournament
-from bench.common import print_table
+from bench.common import print_table, print_verdict
 from hgin_env.records import RecordWriter
 
 LIMIT = 0.20
@@ -111,9 +111,7 @@ def main() -> int:
         return 0
     if args.instructions:
         worst = instruction_overheads(pairings, args)
-        verdict = "PASS" if worst <= LIMIT else "FAIL"
-        print(f"limit: recording at most {100 * LIMIT:.0f}% more instructions: {verdict} "
-              f"(worst {100 * worst:+.1f}%)")
+        print_verdict(worst, LIMIT, "more instructions")
         return 0
     rows, worst = [], 0.0
     with tempfile.TemporaryDirectory() as tmp:
@@ -143,9 +141,7 @@ def main() -> int:
     print_table(f"Recording cost ({args.rules}, best of {args.repeats})",
                 ["pairing", "matches", "off: CPU s (wall)", "jsonl", "jsonl.gz", "CPU overhead",
                  "kB/match", "kB/match gz"], rows)
-    verdict = "PASS" if worst <= LIMIT else "FAIL"
-    print(f"limit: recording at most {100 * LIMIT:.0f}% slower: {verdict} "
-          f"(worst {100 * worst:+.1f}%)")
+    print_verdict(worst, LIMIT)
     return 0
 
 

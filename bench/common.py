@@ -47,3 +47,10 @@ def random_legal(mask: np.ndarray, rng: np.random.Generator) -> int:
     """One uniformly random legal action of a single (108,) mask."""
     legal = np.flatnonzero(mask)
     return int(legal[int(rng.integers(legal.size))])
+
+
+def print_verdict(worst: float, limit: float, what: str = "slower") -> None:
+    """PASS/FAIL line for an overhead limit (``worst`` and ``limit`` as fractions)."""
+    verdict = "PASS" if worst <= limit else "FAIL"
+    print(f"limit: recording at most {100 * limit:.0f}% {what}: {verdict} "
+          f"(worst {100 * worst:+.1f}%)")

@@ -327,7 +327,27 @@ def _agent_names(agents: Sequence[str]) -> tuple[str, str]:
     return agents[0], agents[1]
 
 
-class RecordMatches(BaseWrapper):
+class _RecordingCounts:
+    """What both recording wrappers report about their file."""
+
+    _file: _MatchFile
+
+    @property
+    def path(self) -> Path:
+        return self._file.writer.path
+
+    @property
+    def written(self) -> int:
+        """Matches written so far."""
+        return self._file.writer.count
+
+    @property
+    def dropped(self) -> int:
+        """Matches cut short, not written."""
+        return self._file.stream.dropped
+
+
+class RecordMatches(_RecordingCounts, BaseWrapper):
     """Records every match a PettingZoo AEC env (``hgin_env.env()``) plays to the end.
 
     Each finished match becomes one line of ``path`` (JSON Lines, gzip when it
@@ -350,20 +370,6 @@ class RecordMatches(BaseWrapper):
                              f"got {type(raw).__name__}")
         names = _agent_names(AGENTS if agents is None else agents)
         self._file = _MatchFile(raw, path, lambda: names)
-
-    @property
-    def path(self) -> Path:
-        return self._file.writer.path
-
-    @property
-    def written(self) -> int:
-        """Matches written so far."""
-        return self._file.writer.count
-
-    @property
-    def dropped(self) -> int:
-        """Matches cut short, not written."""
-        return self._file.stream.dropped
 
     # The hot path, forwarded directly: BaseWrapper's __getattr__ fallback and AECEnv's
     # generic last() would cost a fifth of a step.
@@ -394,7 +400,7 @@ class RecordMatches(BaseWrapper):
         super().close()
 
 
-class RecordGymMatches(gym.Wrapper):
+class RecordGymMatches(_RecordingCounts, gym.Wrapper):
     """Records every match a :class:`~hgin_env.gym_env.HollywoodGinEnv` plays to the end.
 
     As :class:`RecordMatches`, for the single-agent env: every action of both
@@ -419,20 +425,6 @@ class RecordGymMatches(gym.Wrapper):
             return (name, opponent) if base.seat == 0 else (opponent, name)
 
         self._file = _MatchFile(base.aec, path, names)
-
-    @property
-    def path(self) -> Path:
-        return self._file.writer.path
-
-    @property
-    def written(self) -> int:
-        """Matches written so far."""
-        return self._file.writer.count
-
-    @property
-    def dropped(self) -> int:
-        """Matches cut short, not written."""
-        return self._file.stream.dropped
 
     def close(self) -> None:
         self._file.close()
