@@ -7,7 +7,8 @@ cards known in the opponent's hand), not their order; an agent that infers the
 opponent's cards from its past choices (``agents.search``) needs the order.
 
 :class:`PublicHistory` is fed by whoever steps a :class:`~hgin_env.engine.VectorGame`
-(the arena does it for agents with ``uses_history = True``) and adds to an
+or a one-game view of the environments' engine (the arena, the play server and the
+terminal game do it for agents with ``uses_history = True``) and adds to an
 observation, for the seat to move:
 
 * ``history`` int16 (B, L): ``seat * 108 + action`` per action of this hand,
@@ -33,6 +34,7 @@ from .state import STOCK_START
 
 if TYPE_CHECKING:
     from .engine import VectorGame
+    from .views import SingleGameArrays
 
 __all__ = ["HISTORY_KEYS", "PublicHistory", "max_hand_actions"]
 
@@ -53,7 +55,7 @@ def max_hand_actions(rules: Rules) -> int:
 class PublicHistory:
     """The action sequence of the current hand of B games, kept in step with an engine."""
 
-    def __init__(self, game: VectorGame) -> None:
+    def __init__(self, game: VectorGame | SingleGameArrays) -> None:
         self.rules = game.rules
         self.length = max_hand_actions(game.rules)
         b = game.num_games
@@ -62,13 +64,13 @@ class PublicHistory:
         self.upcard = np.zeros(b, np.int8)
         self.new_hands(game, np.arange(b))
 
-    def new_hands(self, game: VectorGame, rows: np.ndarray) -> None:
+    def new_hands(self, game: VectorGame | SingleGameArrays, rows: np.ndarray) -> None:
         """Forget the history of ``rows``: a new hand was dealt there."""
         self.codes[rows] = -1
         self.count[rows] = 0
-        self.upcard[rows] = game.state.deck[rows, STOCK_START - 1]
+        self.upcard[rows] = game.deck[rows, STOCK_START - 1]
 
-    def step(self, game: VectorGame, seats: np.ndarray, actions: np.ndarray,
+    def step(self, game: VectorGame | SingleGameArrays, seats: np.ndarray, actions: np.ndarray,
              info: dict[str, np.ndarray], rows: np.ndarray | None = None) -> None:
         """Append ``actions`` played by ``seats`` in ``rows`` (default all), after ``game.step``.
 

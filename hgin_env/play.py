@@ -33,6 +33,7 @@ import numpy as np
 from . import actions as A
 from .aec import AGENTS, raw_env
 from .cards import SUIT_CHARS, SUIT_SYMBOLS, parse_card
+from .history import PublicHistory
 from .opponent import Policy, as_opponent, load_agent
 from .render import Style, card_text, sheet_text, showdown_text, supports_color, table_text
 from .rules import PROFILES, Rules, load_rules
@@ -249,6 +250,8 @@ def play(
     env = raw_env(rules=rules, reward="match")
     env.reset(seed=seed)
     game = env.game
+    # Agents that reason about the order of play (search) get the hand's public history.
+    history = PublicHistory(game) if getattr(opponent, "uses_history", False) else None
     rng = np.random.default_rng(seed)
     opp_name = opponent_name or getattr(opponent, "name", "opponent")
     names = ["You", "You"]
@@ -303,12 +306,17 @@ def play(
             obs = env.observe(AGENTS[mover])
             batch = {"observation": obs["observation"][None],
                      "action_mask": obs["action_mask"][None]}
+            if history is not None:
+                batch.update(history.observe(np.array([mover])))
             action = int(np.asarray(opponent.act(batch, rng=rng)).reshape(-1)[0])
             if not env.is_legal(action):
                 say(f"The opponent chose an illegal move ({action}); it forfeits the match.")
                 return 1
         env.step(action)
         info = env.infos[AGENTS[seat]]
+        if history is not None:
+            history.step(game, np.array([mover]), np.array([action]),
+                         {"hand_over": np.array([bool(info.get("hand_over"))])})
         drawn = None
         if action == A.DRAW_STOCK and mover == seat:  # a draw never ends a hand
             new = int(game.hands[0, mover]) & ~before

@@ -200,3 +200,23 @@ def test_search_plays_in_the_browser_session() -> None:
         mask = session.game.legal_action_mask()[0]
         session.play(int(rng.choice(np.flatnonzero(mask))))
     assert session.opponent.counts["decisions"] > 10
+
+
+def test_search_plays_in_the_terminal_game() -> None:
+    """The terminal game keeps the public history for search too (its replay of the
+    history is checked against every observation, so a missed step would raise)."""
+    import io
+    import itertools
+
+    from hgin_env.play import play
+
+    agent = _small_search()
+    moves = itertools.cycle(["1", "0", "2", "3"])
+    prompts = iter(range(80))
+
+    def scripted(prompt: str) -> str:
+        return next(moves) if next(prompts, None) is not None else "quit"
+
+    out = io.StringIO()
+    assert play(agent, "friendly", seed=5, input_fn=scripted, out=out, color=False) == 0
+    assert agent.counts["searched"] > 3
