@@ -54,6 +54,7 @@ from . import ENV_ID
 from . import actions as A
 from .aec import AGENTS, TERMINAL_MASK_ACTION, observation_bounds, raw_env
 from .engine import REWARD_MODES, VectorGame
+from .history import PublicHistory
 from .observation import OBS_DIM, encode
 from .opponent import as_opponent
 from .rules import Rules, load_rules
@@ -145,6 +146,9 @@ class HollywoodGinEnv(gym.Env):
                            else None if render_mode is None else "ansi")
         self.observation_space, self.action_space = _spaces(self.rules)
         self.opponent = as_opponent(opponent, self.rules)
+        # Agents that reason about the order of play (search) get the hand's public history.
+        self._history: PublicHistory | None = None
+        self._wants_history = bool(getattr(self.opponent, "uses_history", False))
         self.fixed_seat = _check_seat(seat)
         self.render_mode = render_mode
         self.strict = bool(strict)
@@ -171,6 +175,8 @@ class HollywoodGinEnv(gym.Env):
         super().reset(seed=seed)
         match_seed = int(self.np_random.integers(0, 2**63 - 1))
         self.aec.reset(seed=match_seed, options=options)
+        if self._wants_history:
+            self._history = PublicHistory(self.aec.game)
         if self.fixed_seat is None:
             self.seat = int(self.np_random.integers(0, 2))
         self._done = False
@@ -200,6 +206,7 @@ class HollywoodGinEnv(gym.Env):
                 self.render()
             return aec.observe(self._me), self.illegal_reward, True, False, info
         self._note_hand(aec.infos[self._me])
+        self._record_history(self.seat, a)
         self._play_opponent()
         reward = self._carry + float(aec.cumulative_reward(self._me))
         self._carry = 0.0
@@ -214,6 +221,8 @@ class HollywoodGinEnv(gym.Env):
         while not aec.match_over and aec.agent_selection == self._opp:
             obs = aec.observe(self._opp)
             batch = {key: value[None] for key, value in obs.items()}
+            if self._history is not None:
+                batch.update(self._history.observe(np.array([1 - self.seat])))
             action = int(np.asarray(self.opponent.act(batch, rng=self.np_random)).reshape(-1)[0])
             if not aec.is_legal(action):
                 raise RuntimeError(
@@ -222,6 +231,13 @@ class HollywoodGinEnv(gym.Env):
                 )
             aec.step(action)
             self._note_hand(aec.infos[self._me])
+            self._record_history(1 - self.seat, action)
+
+    def _record_history(self, seat: int, action: int) -> None:
+        if self._history is not None:
+            hand_over = bool(self.aec.infos[self._me].get("hand_over"))
+            self._history.step(self.aec.game, np.array([seat]), np.array([action]),
+                               {"hand_over": np.array([hand_over])})
 
     def _note_hand(self, info: dict[str, Any]) -> None:
         if info.get("hand_over"):

@@ -220,3 +220,22 @@ def test_search_plays_in_the_terminal_game() -> None:
     out = io.StringIO()
     assert play(agent, "friendly", seed=5, input_fn=scripted, out=out, color=False) == 0
     assert agent.counts["searched"] > 3
+
+
+def test_search_as_the_gymnasium_opponent() -> None:
+    """The single-agent env keeps the public history for an opponent that asks for it,
+    across hands (the history's replay is checked against every observation)."""
+    from hgin_env.gym_env import HollywoodGinEnv
+
+    agent = _small_search()
+    env = HollywoodGinEnv(opponent=agent, rules="friendly", seat=0)
+    obs, _ = env.reset(seed=2)
+    rng = np.random.default_rng(0)
+    hands = 0
+    for _ in range(300):
+        action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+        obs, _, terminated, _, info = env.step(action)
+        hands += bool(info.get("hand_over"))
+        if terminated:
+            break
+    assert agent.counts["searched"] > 10 and hands >= 1
