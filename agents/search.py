@@ -90,6 +90,9 @@ class SearchConfig:
     temper: float = 0.3
     #: Points posted count this much against columns won (the training reward's coefficient).
     points_coef: float = 1.0
+    #: Search only where the blueprint's likeliest action has less than this probability
+    #: (1 searches every decision; lower values trust a confident blueprint).
+    uncertain: float = 1.0
     #: Also search draw decisions (take the discard or draw from the stock; not the upcard offer).
     draws: bool = False
     #: The blueprint: the policy searched around and played in rollouts (an agent spec).
@@ -109,6 +112,8 @@ class SearchConfig:
             value = getattr(self, name)
             if not 0.0 <= value <= 10.0:
                 raise ValueError(f"search {name} must be in 0..10, got {value!r}")
+        if not 0.0 < self.uncertain <= 1.0:
+            raise ValueError(f"search uncertain must be in (0, 1], got {self.uncertain!r}")
         if not 0.0 <= self.temper <= 1.0:
             raise ValueError(f"search temper must be in 0..1, got {self.temper!r}")
         if not 0.0 < self.epsilon <= 1.0:
@@ -533,6 +538,8 @@ class SearchAgent:
             legal = np.flatnonzero(mask[i])
             if legal.size < 2:
                 continue
+            if self.config.uncertain < 1.0 and probs[i].max() >= self.config.uncertain:
+                continue  # a confident blueprint is trusted
             ranked = legal[np.argsort(-probs[i, legal], kind="stable")]
             pick = [int(a) for a in ranked[: self.config.top_k]]
             knocks = [int(a) for a in ranked if A.KNOCK <= a < A.DRAW_STOCK]

@@ -103,7 +103,8 @@ def test_spec_parsing() -> None:
     cfg = parse_search_spec("search:samples=8,particles=32,margin=0.1,draws=true")
     assert (cfg.samples, cfg.particles, cfg.margin, cfg.draws) == (8, 32, 0.1, True)
     for bad, match in (("search:samples=0", "samples"), ("search:foo=1", "key=value"),
-                       ("search:samples=x", "bad value"), ("search:particles=4", "particles")):
+                       ("search:samples=x", "bad value"), ("search:particles=4", "particles"),
+                       ("search:uncertain=0", "uncertain"), ("search:temper=2", "temper")):
         with pytest.raises(ValueError, match=match):
             parse_search_spec(bad)
     with pytest.raises(ValueError, match="public history"):
@@ -239,3 +240,20 @@ def test_search_as_the_gymnasium_opponent() -> None:
         if terminated:
             break
     assert agent.counts["searched"] > 10 and hands >= 1
+
+
+def test_uncertain_limits_search_to_unsure_blueprint_moves() -> None:
+    game = VectorGame(48, "friendly", seed=8)
+    history = PublicHistory(game)
+    _play_random(game, history, 21, seed=2)
+    obs = game.observe()
+    counts = []
+    for uncertain in (1.0, 0.8, 0.3, 0.01):
+        agent = make_agent(f"search:samples=2,particles=4,uncertain={uncertain}")
+        probs, _ = agent.blueprint.policy(obs)
+        probs = np.where(obs["action_mask"] > 0, probs, -1.0)
+        rows, _ = agent._to_search(obs["observation"], obs["action_mask"], probs)
+        if uncertain < 1.0:
+            assert (probs[rows].max(axis=1) < uncertain).all()
+        counts.append(rows.size)
+    assert counts[0] > 0 and counts == sorted(counts, reverse=True) and counts[-1] == 0
