@@ -48,7 +48,7 @@ import numpy as np
 
 from hgin_env import actions as A
 from hgin_env.engine import VectorGame, game_seeds
-from hgin_env.history import PublicHistory
+from hgin_env.history import history_for
 from hgin_env.records import MatchRecorder
 from hgin_env.rules import Rules, load_rules
 
@@ -334,8 +334,7 @@ class Arena:
         self.dead = np.zeros(n, np.int64)
         self.winner_seat = np.full(n, -1, np.int64)
         # Agents that reason about the order of play get the hand's public history.
-        wants = any(getattr(a, "uses_history", False) for a in self.agents)
-        self.history = PublicHistory(self.game) if wants else None
+        self.history = history_for(self.game, *self.agents)
         kept = n if record is True else min(int(record), n)
         self.recorder = MatchRecorder(kept) if kept > 0 else None
         if self.recorder is not None:

@@ -54,7 +54,7 @@ from . import ENV_ID
 from . import actions as A
 from .aec import AGENTS, TERMINAL_MASK_ACTION, observation_bounds, raw_env
 from .engine import REWARD_MODES, VectorGame
-from .history import PublicHistory
+from .history import PublicHistory, history_for
 from .observation import OBS_DIM, encode
 from .opponent import as_opponent
 from .rules import Rules, load_rules
@@ -148,7 +148,6 @@ class HollywoodGinEnv(gym.Env):
         self.opponent = as_opponent(opponent, self.rules)
         # Agents that reason about the order of play (search) get the hand's public history.
         self._history: PublicHistory | None = None
-        self._wants_history = bool(getattr(self.opponent, "uses_history", False))
         self.fixed_seat = _check_seat(seat)
         self.render_mode = render_mode
         self.strict = bool(strict)
@@ -175,8 +174,7 @@ class HollywoodGinEnv(gym.Env):
         super().reset(seed=seed)
         match_seed = int(self.np_random.integers(0, 2**63 - 1))
         self.aec.reset(seed=match_seed, options=options)
-        if self._wants_history:
-            self._history = PublicHistory(self.aec.game)
+        self._history = history_for(self.aec.game, self.opponent)
         if self.fixed_seat is None:
             self.seat = int(self.np_random.integers(0, 2))
         self._done = False
@@ -236,8 +234,7 @@ class HollywoodGinEnv(gym.Env):
     def _record_history(self, seat: int, action: int) -> None:
         if self._history is not None:
             hand_over = bool(self.aec.infos[self._me].get("hand_over"))
-            self._history.step(self.aec.game, np.array([seat]), np.array([action]),
-                               {"hand_over": np.array([hand_over])})
+            self._history.step_one(self.aec.game, seat, action, hand_over)
 
     def _note_hand(self, info: dict[str, Any]) -> None:
         if info.get("hand_over"):

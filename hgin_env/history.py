@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from .engine import VectorGame
     from .views import SingleGameArrays
 
-__all__ = ["HISTORY_KEYS", "PublicHistory", "max_hand_actions"]
+__all__ = ["HISTORY_KEYS", "PublicHistory", "history_for", "max_hand_actions"]
 
 #: The keys :meth:`PublicHistory.observe` adds to an observation.
 HISTORY_KEYS = ("history", "history_len", "upcard")
@@ -88,6 +88,11 @@ class PublicHistory:
         if ended.size:
             self.new_hands(game, ended)
 
+    def step_one(self, game: VectorGame | SingleGameArrays, seat: int, action: int,
+                 hand_over: bool) -> None:
+        """:meth:`step` for a one-game engine, whose step reports scalars."""
+        self.step(game, np.array([seat]), np.array([action]), {"hand_over": np.array([hand_over])})
+
     def take(self, rows: np.ndarray) -> None:
         """Keep only ``rows`` (in that order), as the arena does when it compacts its batch."""
         self.codes = self.codes[rows]
@@ -103,3 +108,10 @@ class PublicHistory:
                             + codes % A.NUM_ACTIONS, -1)
         return {"history": relative.astype(np.int16), "history_len": self.count.copy(),
                 "upcard": self.upcard.copy()}
+
+
+def history_for(game: VectorGame | SingleGameArrays, *agents: object) -> PublicHistory | None:
+    """A history of ``game`` if any of ``agents`` asks for one (``uses_history``), else None."""
+    if any(getattr(agent, "uses_history", False) for agent in agents):
+        return PublicHistory(game)
+    return None

@@ -33,7 +33,7 @@ import numpy as np
 from . import actions as A
 from .aec import AGENTS, raw_env
 from .cards import SUIT_CHARS, SUIT_SYMBOLS, parse_card
-from .history import PublicHistory
+from .history import history_for
 from .opponent import Policy, as_opponent, load_agent
 from .render import Style, card_text, sheet_text, showdown_text, supports_color, table_text
 from .rules import PROFILES, Rules, load_rules
@@ -251,7 +251,7 @@ def play(
     env.reset(seed=seed)
     game = env.game
     # Agents that reason about the order of play (search) get the hand's public history.
-    history = PublicHistory(game) if getattr(opponent, "uses_history", False) else None
+    history = history_for(game, opponent)
     rng = np.random.default_rng(seed)
     opp_name = opponent_name or getattr(opponent, "name", "opponent")
     names = ["You", "You"]
@@ -315,8 +315,7 @@ def play(
         env.step(action)
         info = env.infos[AGENTS[seat]]
         if history is not None:
-            history.step(game, np.array([mover]), np.array([action]),
-                         {"hand_over": np.array([bool(info.get("hand_over"))])})
+            history.step_one(game, mover, action, bool(info.get("hand_over")))
         drawn = None
         if action == A.DRAW_STOCK and mover == seat:  # a draw never ends a hand
             new = int(game.hands[0, mover]) & ~before

@@ -19,7 +19,7 @@ import numpy as np
 from . import actions as A
 from .cards import mask_to_cards
 from .engine import VectorGame
-from .history import PublicHistory
+from .history import history_for
 from .hollywood import COLUMN_NAMES
 from .melds import best_melds, min_deadwood
 from .opponent import Policy
@@ -70,8 +70,7 @@ class PlaySession:
         self._ids = np.zeros(1, np.int64)
         self._live = np.ones(1, bool)
         # Agents that reason about the order of play (search) get the hand's public history.
-        wants = getattr(opponent, "uses_history", False)
-        self.history = PublicHistory(self.game) if wants else None
+        self.history = history_for(self.game, opponent)
         self.rng = np.random.default_rng(self.seed)  # the agent's own choices
         self.hand_number = 1
         self.log: list[str] = []
