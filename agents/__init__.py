@@ -29,6 +29,10 @@ from .random_agent import RandomAgent
 from .simple import DeterministicSimpleAgent, SimpleAgent
 from .strong import StrongAgent
 
+#: Marks this package as hgin's: ``agents`` is a generic top-level name that other
+#: distributions use too, and :func:`hgin_env.opponent.hgin_agents` checks for this mark.
+HGIN_AGENTS = True
+#: The shipped checkpoint, package data beside this module.
 PRETRAINED_PATH = Path(__file__).resolve().parent / "pretrained" / "hgin_default.pt"
 AGENT_SPECS = ("random", "simple", "simple-det", "strong", "heuristic", "pretrained", "ckpt:PATH",
                "search[:key=value,...]")
@@ -91,6 +95,7 @@ def make_agent(spec: str | Agent, seed: int | None = None, rules: Any = None) ->
 
 __all__ = [
     "AGENT_SPECS",
+    "HGIN_AGENTS",
     "PRETRAINED_PATH",
     "Agent",
     "DeterministicSimpleAgent",

@@ -13,6 +13,7 @@ import json
 import math
 import sys
 from collections.abc import Callable, Iterable
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +22,14 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from hgin_env.rules import load_rules
+from hgin_env.rules import load_rules, parse_toml, read_toml_file
 
 from .model import HIDDEN_WIDTH_RANGE, MAX_HIDDEN_LAYERS
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs" / "train"
+#: The shipped training configs are package data (``agents/configs/<name>.toml``), found
+#: by name with :mod:`importlib.resources`, so an installed wheel has them.
+CONFIG_PACKAGE = "agents"
+CONFIG_FOLDER = "configs"
 REWARD_MODES = ("match", "columns", "points")
 OPPONENT_KINDS = ("self_play", "pool", "random", "simple", "strong")
 
@@ -200,6 +204,18 @@ def check_agent_spec(key: str, spec: Any) -> None:
                          f"checkpoint file {path!r} not found")
 
 
+#: Longest value text an error message quotes: a 2-million-element list named by mistake
+#: must not become a 10 MB message.
+MAX_QUOTED_CHARS = 200
+
+
+def _cut(text: str, limit: int = MAX_QUOTED_CHARS) -> str:
+    """``text`` shortened to ``limit`` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit:,} more characters)"
+
+
 def _check_agent_specs(cfg: dict[str, dict[str, Any]]) -> None:
     for spec in cfg["opponents"]["agents"]:
         check_agent_spec(f"opponents.agents.{json.dumps(spec)}", spec)
@@ -218,7 +234,7 @@ def defaults() -> dict[str, dict[str, Any]]:
 
 
 def _bad(section: str, key: str, value: Any, meaning: str, why: str = "") -> ValueError:
-    return ValueError(f"bad value for config key {section}.{key}: {value!r}"
+    return ValueError(f"bad value for config key {section}.{key}: {_cut(repr(value))}"
                       f"{' (' + why + ')' if why else ''}; accepted: {meaning}")
 
 
@@ -260,7 +276,7 @@ def validate(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
             raise ValueError(f"unknown config section [{section}] "
                              f"(known: {', '.join(SCHEMA)})")
         if not isinstance(keys, dict):
-            raise ValueError(f"config section [{section}] must be a table, got {keys!r}")
+            raise ValueError(f"config section [{section}] must be a table, got {_cut(repr(keys))}")
         for key, value in keys.items():
             out[section][key] = _check(section, key, value)
     _cross_checks(out)
@@ -330,15 +346,7 @@ def load_config(path: str | Path | None, overrides: Iterable[str] = ()) -> dict[
     """
     raw: dict[str, Any] = {}
     if path is not None:
-        p = Path(path)
-        if not p.exists() and not p.suffix:
-            p = CONFIG_DIR / f"{path}.toml"
-        if not p.exists():
-            raise FileNotFoundError(f"training config not found: {path}")
-        try:
-            raw = tomllib.loads(p.read_text())
-        except tomllib.TOMLDecodeError as exc:
-            raise ValueError(f"{p}: not valid TOML: {exc}") from exc
+        raw = read_config_file(path)
     for item in overrides:
         section, key, value = parse_override(item)
         raw.setdefault(section, {})
@@ -346,6 +354,39 @@ def load_config(path: str | Path | None, overrides: Iterable[str] = ()) -> dict[
             raise ValueError(f"config section [{section}] must be a table")
         raw[section][key] = value
     return validate(raw)
+
+
+def shipped_configs() -> list[str]:
+    """The names of the training configs shipped with the package (``quick``, ...)."""
+    folder = resources.files(CONFIG_PACKAGE) / CONFIG_FOLDER
+    return sorted(entry.name[: -len(".toml")] for entry in folder.iterdir()
+                  if entry.name.endswith(".toml"))
+
+
+def shipped_config_text(name: str) -> str:
+    """The TOML text of the shipped training config ``name``."""
+    if name not in shipped_configs():
+        raise FileNotFoundError(f"no shipped training config {name!r} (shipped: "
+                                f"{', '.join(shipped_configs())})")
+    return (resources.files(CONFIG_PACKAGE) / CONFIG_FOLDER / f"{name}.toml").read_text(
+        encoding="utf-8")
+
+
+def read_config_file(path: str | Path) -> dict[str, Any]:
+    """The raw table of a training config: a TOML file, or the name of a shipped config.
+
+    A name without a suffix that is not a file (``quick``) is looked up among the shipped
+    configs.  Raises ``FileNotFoundError`` when neither exists and ``ValueError`` for a
+    file that is not a small, regular UTF-8 TOML file (see
+    :func:`hgin_env.rules.read_toml_file`).
+    """
+    p = Path(path)
+    if not p.exists() and not p.suffix and str(path) in shipped_configs():
+        return parse_toml(shipped_config_text(str(path)), f"shipped training config {path!r}")
+    if not p.exists():
+        hint = "" if p.suffix else f" (shipped configs: {', '.join(shipped_configs())})"
+        raise FileNotFoundError(f"training config not found: {_cut(str(path))}{hint}")
+    return read_toml_file(p, "training config")
 
 
 def parse_override(item: str) -> tuple[str, str, Any]:

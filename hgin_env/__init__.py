@@ -10,9 +10,17 @@ num_envs=8, vectorization_mode="vector_entry_point")`` makes the batched
 :class:`~hgin_env.gym_env.HollywoodGinVectorEnv`.
 """
 
+from importlib import metadata as _metadata
+
 import gymnasium as _gym
 
-__all__ = ["ENV_ID", "env", "raw_env"]
+__all__ = ["ENV_ID", "__version__", "env", "raw_env"]
+
+try:
+    #: The installed distribution's version (``pyproject.toml``), read from its metadata.
+    __version__: str = _metadata.version("hgin")
+except _metadata.PackageNotFoundError:  # a bare checkout on sys.path, never installed
+    __version__ = "0+unknown"
 
 #: The Gymnasium id of :class:`hgin_env.gym_env.HollywoodGinEnv`.
 ENV_ID = "hgin/HollywoodGin-v0"

@@ -20,7 +20,7 @@ import numpy as np
 
 from .rules import Rules
 
-__all__ = ["Policy", "as_opponent", "load_agent"]
+__all__ = ["Policy", "as_opponent", "hgin_agents", "load_agent"]
 
 
 class Policy(Protocol):
@@ -53,12 +53,30 @@ def load_agent(spec: str, rules: Rules | None = None) -> Policy:
     """
     if not isinstance(spec, str):
         raise ValueError(f"an agent spec must be a string, got {spec!r}")
+    return hgin_agents().make_agent(spec, rules=rules)
+
+
+def hgin_agents() -> Any:
+    """hgin's own ``agents`` package, checked to be ours.
+
+    ``agents`` is a generic top-level name: another distribution may install a
+    package of that name, and whichever comes first on ``sys.path`` wins the import.
+    hgin's marks itself with ``HGIN_AGENTS = True``; any other is refused with a
+    message naming where it was found, instead of failing later on a missing name.
+    """
     try:
-        from agents import make_agent
+        import agents
     except ImportError as exc:
-        raise ValueError(f"agent spec {spec!r} needs the 'agents' package, which could not be "
+        raise ValueError(f"agent specs need hgin's 'agents' package, which could not be "
                          f"imported ({exc}); pass an agent object instead") from exc
-    return make_agent(spec, rules=rules)
+    if getattr(agents, "HGIN_AGENTS", False) is not True:
+        where = getattr(agents, "__file__", None) or list(getattr(agents, "__path__", []))
+        raise ValueError(
+            f"the package 'agents' imported from {where} is not hgin's: another distribution "
+            "installs a top-level package of the same name. Uninstall it (pip show -f names "
+            "the owner), or put hgin's folder first on sys.path, or pass agent objects instead "
+            "of spec strings")
+    return agents
 
 
 def as_opponent(opponent: Any, rules: Rules | None = None) -> Policy:

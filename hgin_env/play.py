@@ -380,9 +380,10 @@ def main(
     argv: list[str] | None = None,
     input_fn: Callable[[str], str] = input,
     out: TextIO | None = None,
+    prog: str = "python -m hgin_env.play",
 ) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m hgin_env.play",
+        prog=prog,
         description="Play a Hollywood gin match in the terminal against an agent.",
     )
     add_match_arguments(parser)
@@ -399,11 +400,11 @@ def main(
                 out=stream, color=color, opponent_name=args.opponent)
 
 
-def cli(argv: list[str] | None = None) -> int:
+def cli(argv: list[str] | None = None, prog: str = "python -m hgin_env.play") -> int:
     """:func:`main` for the command line: Ctrl-C (exit 130) and a closed output
     (``| head``, exit 1) end with a one-line message instead of a traceback."""
     try:
-        return main(argv)
+        return main(argv, prog=prog)
     except KeyboardInterrupt:
         print("\nInterrupted.", file=sys.stderr)
         return 130

@@ -194,10 +194,10 @@ def match_text(record: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str = "python -m hgin_env.replay") -> int:
     """Verify every match of a record file, or print one match as text."""
     parser = argparse.ArgumentParser(
-        prog="python -m hgin_env.replay",
+        prog=prog,
         description="Re-play match records (JSON Lines, .gz allowed) through the engine, "
                     "verifying every outcome; print one match with --match.")
     parser.add_argument("file", help="a record file written by evaluate.py --record")

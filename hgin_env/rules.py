@@ -1,6 +1,7 @@
 """The rules config: every switch of docs/rules.md in one frozen dataclass.
 
-Profiles live in ``configs/rules/<name>.toml``.  A TOML file may name a
+Profiles are package data, ``hgin_env/profiles/<name>.toml``, read with
+:mod:`importlib.resources` so an installed wheel has them.  A TOML file may name a
 ``profile`` to start from and override only the keys it sets, so a custom
 rule set is a two-line file.  Validation names the offending key, because a
 silent typo in a rules file would change every game played with it.
@@ -9,8 +10,10 @@ silent typo in a rules file would change every game played with it.
 from __future__ import annotations
 
 import dataclasses
+import stat
 import sys
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +26,12 @@ else:  # pragma: no cover
 
 PROFILES = ("friendly", "classic", "bonus")
 DEFAULT_PROFILE = "friendly"
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs" / "rules"
+#: Where the profiles are, inside the installed package (not a path into a checkout).
+PROFILE_PACKAGE = "hgin_env"
+PROFILE_FOLDER = "profiles"
+#: A rules or training config file is a few hundred bytes; anything past this is not one
+#: (``/dev/zero``, a log file named by mistake) and is refused before it is read.
+MAX_CONFIG_BYTES = 1 << 20
 
 #: Allowed values of the switches whose range docs/rules.md lists explicitly.
 CHOICES: dict[str, tuple[Any, ...]] = {
@@ -143,7 +151,7 @@ def _check_value(key: str, value: Any, type_name: Any) -> None:
 
 def rules_from_dict(
     data: dict[str, Any], source: str = "config", base_dir: Path | None = None,
-    _chain: tuple[Path, ...] = (),
+    _chain: tuple[str, ...] = (),
 ) -> Rules:
     """Rules from a mapping; ``profile`` names the profile (or TOML file) to start from.
 
@@ -189,30 +197,79 @@ def profile_name(rules: Rules) -> str | None:
     return next((name for name in PROFILES if load_rules(name) == rules), None)
 
 
-def _load(text: str, base_dir: Path | None, chain: tuple[Path, ...]) -> Rules:
-    """One link of a profile chain; ``chain`` holds the files already being read."""
-    if text in PROFILES:
-        path = CONFIG_DIR / f"{text}.toml"
-    else:
-        path = Path(text)
-        if not path.is_absolute() and base_dir is not None:
-            path = base_dir / path
-        if not path.is_file():
-            raise ValueError(
-                f"unknown rules {text!r}: not a profile ({', '.join(PROFILES)}) and not a TOML file"
-                + (f" (looked for {path})" if base_dir is not None else "")
-            )
-    path = path.resolve()
-    if path in chain:
-        cycle = " -> ".join(str(p) for p in (*chain[chain.index(path):], path))
-        raise ValueError(f"rules profiles form a cycle: {cycle}")
+def profile_text(name: str) -> str:
+    """The TOML text of the shipped profile ``name`` (package data)."""
+    return (resources.files(PROFILE_PACKAGE) / PROFILE_FOLDER / f"{name}.toml").read_text(
+        encoding="utf-8")
+
+
+def read_toml_file(path: Path, what: str) -> dict[str, Any]:
+    """The table in the TOML file ``path``; every failure is a ``ValueError`` that names
+    ``what`` and the file.
+
+    Only a regular file of at most :data:`MAX_CONFIG_BYTES` is read: a directory, a FIFO
+    (which would block) or a device such as ``/dev/zero`` (which never ends) is refused
+    before it is opened.  Deeply nested TOML (a recursion error in the parser) is refused
+    with a message too.
+    """
+    try:
+        info = path.stat()
+    except OSError as err:
+        raise ValueError(f"{what} {path} cannot be read: {err.strerror}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise ValueError(f"{what} {path} is a directory, not a TOML file")
+    if not stat.S_ISREG(info.st_mode):
+        raise ValueError(f"{what} {path} is not a regular file (a device, FIFO or socket)")
+    if info.st_size > MAX_CONFIG_BYTES:
+        raise ValueError(f"{what} {path} is {info.st_size:,} bytes; a config file is at most "
+                         f"{MAX_CONFIG_BYTES:,}")
     try:
         with path.open("rb") as handle:
-            data = tomllib.load(handle)
-    except tomllib.TOMLDecodeError as err:
-        raise ValueError(f"rules file {path} is not valid TOML: {err}") from None
-    except UnicodeDecodeError as err:
-        raise ValueError(f"rules file {path} is not UTF-8 text: {err.reason}") from None
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
     except OSError as err:
-        raise ValueError(f"rules file {path} cannot be read: {err.strerror}") from None
-    return rules_from_dict(data, source=str(path), base_dir=path.parent, _chain=(*chain, path))
+        raise ValueError(f"{what} {path} cannot be read: {err.strerror}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ValueError(f"{what} {path} is larger than {MAX_CONFIG_BYTES:,} bytes")
+    return parse_toml(raw, f"{what} {path}")
+
+
+def parse_toml(raw: bytes | str, where: str) -> dict[str, Any]:
+    """``raw`` parsed as TOML; a ``ValueError`` naming ``where`` for bad text."""
+    try:
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{where} is not UTF-8 text: {err.reason} at byte {err.start}"
+                         ) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise ValueError(f"{where} is not valid TOML: {err}") from None
+    except RecursionError:
+        raise ValueError(f"{where} is nested too deeply to be a config file") from None
+
+
+def _load(text: str, base_dir: Path | None, chain: tuple[str, ...]) -> Rules:
+    """One link of a profile chain; ``chain`` holds the files already being read."""
+    if text in PROFILES:
+        key = f"{PROFILE_PACKAGE}:{PROFILE_FOLDER}/{text}.toml"
+        if key in chain:
+            cycle = " -> ".join((*chain[chain.index(key):], key))
+            raise ValueError(f"rules profiles form a cycle: {cycle}")
+        data = parse_toml(profile_text(text), f"rules profile {text!r}")
+        return rules_from_dict(data, source=f"profile {text!r}", base_dir=None,
+                               _chain=(*chain, key))
+    path = Path(text)
+    if not path.is_absolute() and base_dir is not None:
+        path = base_dir / path
+    if not path.is_file():
+        raise ValueError(
+            f"unknown rules {text!r}: not a profile ({', '.join(PROFILES)}) and not a TOML file"
+            + (f" (looked for {path})" if base_dir is not None else "")
+        )
+    path = path.resolve()
+    if str(path) in chain:
+        cycle = " -> ".join((*chain[chain.index(str(path)):], str(path)))
+        raise ValueError(f"rules profiles form a cycle: {cycle}")
+    data = read_toml_file(path, "rules file")
+    return rules_from_dict(data, source=str(path), base_dir=path.parent,
+                           _chain=(*chain, str(path)))

@@ -213,10 +213,10 @@ def create_app(opponent: Policy, rules: Rules | str = "friendly", seed: int | No
     return app
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str = "python -m hgin_env.serve") -> int:
     """Start the server and print its address; Ctrl-C stops it."""
     parser = argparse.ArgumentParser(
-        prog="python -m hgin_env.serve",
+        prog=prog,
         description="Play Hollywood gin against an agent in the browser (a local web server).")
     add_match_arguments(parser)
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default "

@@ -10,10 +10,11 @@ Conventions for whoever writes the docs (README.md, "Documentation conventions",
   the reason, when one of those modules cannot be imported (optional extras).
 * A ```bash block runs only when the line before it is ``<!-- run-small: ARGS -->``:
   every command line of the block runs with ARGS appended (so ``--matches 4``
-  overrides a larger ``--matches``), from a temporary folder holding a link to
-  ``configs/``; ``stdin=TEXT`` among ARGS is fed to the command instead.  Besides
-  ``python`` commands, such a block may create output folders with ``mkdir -p DIR``
-  (run as written, without ARGS).
+  overrides a larger ``--matches``), from an empty temporary folder; ``stdin=TEXT``
+  among ARGS is fed to the command instead.  Besides ``python`` and ``hgin``
+  commands (``hgin`` runs as ``python -m agents.cli``, the installed command's code),
+  such a block may create output folders with ``mkdir -p DIR`` (run as written,
+  without ARGS).
   Otherwise the line before it must be ``<!-- not-run: REASON -->``.
 * A ```toml block is parsed; a rules file (one whose keys are rules switches or
   ``profile``) is also loaded with ``hgin_env.rules.rules_from_dict``.
@@ -198,7 +199,6 @@ def test_cli_block_runs_small(block: Block, tmp_path: Path) -> None:
     extra = shlex.split(block.argument)
     stdin = "".join(f"{a[len('stdin='):]}\n" for a in extra if a.startswith("stdin="))
     extra = [a for a in extra if not a.startswith("stdin=")]
-    (tmp_path / "configs").symlink_to(ROOT / "configs")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
     commands = _commands(block)
@@ -211,8 +211,10 @@ def test_cli_block_runs_small(block: Block, tmp_path: Path) -> None:
             for folder in argv[2:]:
                 (tmp_path / folder).mkdir(parents=True, exist_ok=True)
             continue
-        assert argv[0] in ("python", "python3"), (
-            f"{block.where}: only python commands (and mkdir -p) run")
+        assert argv[0] in ("python", "python3", "hgin"), (
+            f"{block.where}: only python and hgin commands (and mkdir -p) run")
+        if argv[0] == "hgin":
+            argv[:1] = [sys.executable, "-m", "agents.cli"]
         argv[0] = sys.executable
         if len(argv) > 1 and argv[1].endswith(".py"):
             argv[1] = str(ROOT / argv[1])

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import agents.tournament
-import evaluate
+from agents.cli import evaluate
 
 ROOT = Path(__file__).resolve().parent.parent
 

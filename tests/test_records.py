@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import evaluate
 from agents import make_agent
 from agents.arena import play_matches
+from agents.cli import evaluate
 from agents.tournament import run_tournament
 from hgin_env import actions as A
 from hgin_env.cards import mask_to_cards

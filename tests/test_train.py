@@ -32,7 +32,7 @@ from agents.torch_agent import (
     save_agent,
     unpack_array,
 )
-from agents.train_config import load_config, parse_override, validate
+from agents.train_config import load_config, parse_override, shipped_configs, validate
 from hgin_env.actions import NUM_ACTIONS
 from hgin_env.engine import VectorGame
 from hgin_env.observation import OBS_DIM
@@ -252,7 +252,7 @@ def test_points_shaping_matches_the_engine_points_reward() -> None:
 
 
 def test_tiny_training_run_end_to_end(tmp_path: Path) -> None:
-    import train
+    from agents.cli import train
 
     cfg_path = tmp_path / "tiny.toml"
     cfg_path.write_text(
@@ -426,7 +426,7 @@ def test_single_opponent_makes_one_target(tmp_path: Path) -> None:
 
 
 def test_train_opponent_flag_trains_and_evaluates_against_the_target(tmp_path: Path) -> None:
-    import train
+    from agents.cli import train
 
     cfg_path = tmp_path / "tiny.toml"
     cfg_path.write_text(TINY_TOML.format(rules='"friendly"').replace(
@@ -547,10 +547,9 @@ def test_pretrained_agent_loads_and_beats_random() -> None:
 
 
 def test_config_files_are_valid() -> None:
-    paths = sorted((ROOT / "configs" / "train").glob("*.toml"))
-    assert {p.stem for p in paths} >= {"quick", "default", "best_response"}
-    for path in paths:
-        cfg = load_config(path)
+    assert set(shipped_configs()) >= {"quick", "default", "best_response"}
+    for name in shipped_configs():
+        cfg = load_config(name)
         assert cfg["env"]["reward"] == "columns"
     target = load_config("best_response")["opponents"]
     assert all(target[k] == 0 for k in ("self_play", "pool", "random", "simple", "strong"))
@@ -734,7 +733,7 @@ TINY_TOML = (
 
 def tiny_run(tmp_path: Path, rules: str = '"friendly"') -> tuple[Path, Path]:
     """A finished two-update run: (its config file, its log directory)."""
-    import train
+    from agents.cli import train
 
     cfg_path = tmp_path / "tiny.toml"
     cfg_path.write_text(TINY_TOML.format(rules=rules))
@@ -746,7 +745,7 @@ def tiny_run(tmp_path: Path, rules: str = '"friendly"') -> tuple[Path, Path]:
 
 def test_non_finite_values_stop_training_and_keep_the_last_checkpoint(
         tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    import train
+    from agents.cli import train
 
     _, logdir = tiny_run(tmp_path)
     latest = logdir / "checkpoints" / "latest.pt"
@@ -780,7 +779,7 @@ def test_divergence_is_caught_before_the_step() -> None:
 
 
 def test_evaluation_records_its_first_matches_against_each_opponent(tmp_path: Path) -> None:
-    import train
+    from agents.cli import train
 
     trainer = Trainer(tiny_config())
     path = tmp_path / "records" / "eval.jsonl"
@@ -841,7 +840,7 @@ def test_huge_architecture_fails_fast(tmp_path: Path) -> None:
 
 def test_resume_errors_name_the_file_and_the_setting(tmp_path: Path,
                                                      capsys: pytest.CaptureFixture) -> None:
-    import train
+    from agents.cli import train
 
     rules = tmp_path / "rules.toml"
     rules.write_text('profile = "friendly"\ncolumns = 3\n')
@@ -872,7 +871,7 @@ def test_a_second_run_into_a_locked_logdir_is_refused(tmp_path: Path,
                                                       capsys: pytest.CaptureFixture) -> None:
     from filelock import FileLock
 
-    import train
+    from agents.cli import train
 
     cfg_path = tmp_path / "tiny.toml"
     cfg_path.write_text(TINY_TOML.format(rules='"friendly"'))
@@ -886,7 +885,7 @@ def test_a_second_run_into_a_locked_logdir_is_refused(tmp_path: Path,
 
 
 def test_orphan_temporaries_are_removed_on_the_next_start(tmp_path: Path) -> None:
-    import train
+    from agents.cli import train
 
     _, logdir = tiny_run(tmp_path)
     orphan = logdir / "checkpoints" / ".latest.pt.x1y2.tmp"
@@ -947,7 +946,7 @@ def test_piping_into_head_is_one_line(tmp_path: Path) -> None:
 
 
 def test_status_line_labels_its_figures() -> None:
-    import train
+    from agents.cli import train
 
     out = {"imitation/accuracy": 0.92, "loss/entropy": 1.234}
     line = train.status_line(out, 12_300.0, {"simple": {"win_rate": 0.66},
@@ -960,7 +959,7 @@ def test_status_line_labels_its_figures() -> None:
 
 def test_budget_is_not_overshot_and_the_clock_survives_resume(
         tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    import train
+    from agents.cli import train
 
     cfg_path = tmp_path / "tiny.toml"
     cfg_path.write_text(TINY_TOML.format(rules='"friendly"'))
@@ -1011,7 +1010,7 @@ def test_config_errors_name_key_value_and_what_is_accepted() -> None:
 
 
 def test_cli_integer_flags_accept_integral_floats() -> None:
-    import train
+    from agents.cli import train
 
     assert train.parse_args(["--total-steps", "1e5", "--seed", "7"]).total_steps == 100_000
     with pytest.raises(SystemExit):

@@ -1,0 +1,252 @@
+"""Round-robin tournament of agents over full Hollywood matches: the command line.
+
+    hgin evaluate --agents random simple strong [ckpt:PATH ...]   (or python evaluate.py)
+        [--matches N] [--rules friendly] [--seed S] [--batch-size B]
+        [--json FILE|DIR] [--csv FILE|DIR] [--plot FILE.{png,svg,pdf}|DIR]
+        [--record FILE.jsonl[.gz]|DIR]
+
+The tournament itself (duplicate format, pair-clustered 95% intervals, Elo)
+is :func:`agents.tournament.run_tournament`.  This script only checks its
+arguments, every output path included, before the first match, plays, prints
+the tables and writes the files.  Ctrl-C exits 130 and a closed output pipe
+(``| head``) exits 141, each with a one-line message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+# The library (numpy, the engine, the agents) is imported under main()'s guard, so that
+# Ctrl-C during start-up gets the same one-line exit as Ctrl-C during play.
+
+PROG = "evaluate.py"
+#: File name used when an output option names an existing directory.
+DEFAULT_STEM = "tournament"
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, the shell convention
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
+
+EPILOG = f"""\
+outputs:
+  --json, --csv, --plot and --record are checked before the first match: the
+  directory must exist and be writable.  An existing directory gets the file
+  {DEFAULT_STEM}.json, {DEFAULT_STEM}.csv, {DEFAULT_STEM}.png or {DEFAULT_STEM}.jsonl inside it;
+  every file written is printed.  Keep run outputs under outputs/ (ignored by git), for example
+  `mkdir -p outputs && hgin evaluate ... --json outputs/ --plot outputs/eval.pdf`.
+
+records (--record):
+  every match of the tournament as one JSON line (gzip when the name ends in
+  .gz), written as matches finish: rules, seeds, agents by seat, every deal,
+  action and showdown (docs/records.md).  Verify or print them with
+  `hgin replay FILE [--match N]`.
+
+heatmap (--plot):
+  match win rate of each agent (row) against each opponent (column), with the
+  95% pair-clustered interval printed in every cell, in the colour-blind-safe
+  cividis colormap, titled with the rules profile, the matches per pairing and
+  the seed.  The extension picks the format: .png (raster, 150 dpi), .svg or
+  .pdf (vector, for papers).
+
+results do not depend on --batch-size: every match draws its random choices
+from its own generator, derived from the seed and the match's index.
+"""
+
+
+def _int_at_least(low: int, what: str) -> Callable[[str], int]:
+    """An argparse type: an integer >= ``low``, with a message naming what is expected."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {value}")
+        return value
+
+    return parse
+
+
+_positive_int = _int_at_least(1, "a positive integer")
+_seed = _int_at_least(0, "a non-negative integer")
+
+
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
+    from agents import AGENT_SPECS
+    from agents.tournament import DEFAULT_MATCHES
+
+    parser = argparse.ArgumentParser(
+        prog=prog, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Round robin of agents over full Hollywood gin matches (duplicate format: "
+                    "every deal sequence played twice, seats swapped).")
+    parser.add_argument("--agents", nargs="+", required=True, metavar="SPEC",
+                        help=f"agent specs: {', '.join(AGENT_SPECS)} (two or more)")
+    parser.add_argument("--names", nargs="+", metavar="NAME",
+                        help="names for the agents in the tables, files and records, one per "
+                             "--agents spec (default: the specs)")
+    parser.add_argument("--matches", type=_positive_int, default=DEFAULT_MATCHES,
+                        help=f"matches per pairing, rounded up to even (default {DEFAULT_MATCHES})")
+    parser.add_argument("--rules", default="friendly",
+                        help="rules profile name or path to a rules TOML (default friendly)")
+    parser.add_argument("--seed", type=_seed, default=0,
+                        help="seed of the deals and of every random choice (default 0)")
+    parser.add_argument("--json", metavar="FILE|DIR", help="write the results as JSON")
+    parser.add_argument("--csv", metavar="FILE|DIR", help="write one CSV row per pairing")
+    parser.add_argument("--plot", metavar="FILE|DIR",
+                        help="write the win-rate heatmap; .png, .svg or .pdf by extension "
+                             "(a directory gets tournament.png)")
+    parser.add_argument("--record", metavar="FILE|DIR",
+                        help="record every match as JSON Lines (.gz to compress; a directory "
+                             "gets tournament.jsonl)")
+    parser.add_argument("--batch-size", type=_positive_int, default=None, metavar="N",
+                        help="play at most N matches at once (memory; results do not change)")
+    parser.add_argument("--no-duplicate", action="store_true",
+                        help="independent deals instead of seat-swapped pairs")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return parser
+
+
+def output_path(option: str, value: str, extension: str) -> Path:
+    """Where ``option`` writes, checked now so no result is lost after the matches.
+
+    An existing directory gets ``tournament.<extension>`` inside it.
+    Raises ``ValueError`` naming the option when the file cannot be written.
+    """
+    path = Path(value)
+    if value.endswith(("/", os.sep)) and not path.is_dir():
+        raise ValueError(f"{option} {value}: directory {path} does not exist")
+    if path.is_dir():
+        path = path / f"{DEFAULT_STEM}.{extension}"
+        if path.is_dir():
+            raise ValueError(f"{option} {value}: {path} is a directory")
+    parent = path.parent
+    if not parent.is_dir():
+        what = "is not a directory" if parent.exists() else "does not exist"
+        raise ValueError(f"{option} {value}: directory {parent} {what}")
+    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise ValueError(f"{option} {value}: {path} is not writable")
+    if option == "--plot":
+        from agents.tournament import plot_format
+
+        plot_format(path)  # ValueError unless the extension names a supported format
+    return path
+
+
+def check_outputs(args: argparse.Namespace) -> dict[str, Path]:
+    """Every requested output path, validated; ``ValueError`` on the first bad one."""
+    outputs: dict[str, Path] = {}
+    for option, extension in (("json", "json"), ("csv", "csv"), ("plot", "png"),
+                              ("record", "jsonl")):
+        value = getattr(args, option)
+        if value is not None:
+            path = output_path(f"--{option}", value, extension)
+            for other, taken in outputs.items():
+                if path.resolve() == taken.resolve():
+                    raise ValueError(f"--{option} and --{other} both write {path}")
+            outputs[option] = path
+    return outputs
+
+
+def _run(argv: Sequence[str] | None, prog: str) -> int:
+    parser = build_parser(prog)
+    args = parser.parse_args(argv)
+    if len(args.agents) < 2:
+        parser.error("--agents needs at least two agent specs")
+    names = args.names if args.names is not None else args.agents
+    if len(names) != len(args.agents):
+        parser.error(f"--names gives {len(names)} name(s) for {len(args.agents)} agent(s)")
+    if len(set(names)) != len(names):
+        parser.error("--names must be distinct")
+    try:
+        outputs = check_outputs(args)
+    except ValueError as exc:
+        parser.error(str(exc))
+
+    from agents import make_agent
+    from agents.tournament import run_tournament
+    from hgin_env.records import RecordWriter
+    from hgin_env.rules import load_rules
+
+    try:
+        rules = load_rules(args.rules)
+        agents = [make_agent(spec, seed=args.seed, rules=rules) for spec in args.agents]
+    except (ValueError, OSError) as exc:
+        parser.error(str(exc))
+    recording = outputs.pop("record", None)
+    try:
+        writer = None if recording is None else RecordWriter(recording)
+    except OSError as exc:
+        print(f"{prog}: could not write {recording}: {exc}", file=sys.stderr)
+        return 1
+    try:
+        result = run_tournament(agents, args.matches, args.rules, args.seed,
+                                duplicate=not args.no_duplicate, progress=not args.no_progress,
+                                batch_size=args.batch_size, names=names,
+                                record=None if writer is None else writer.write)
+    finally:
+        if writer is not None:
+            writer.close()
+    if writer is not None:
+        print(f"{prog}: wrote {recording} ({writer.count} matches)", file=sys.stderr)
+    # The files first: a closed standard output (``| head``) must not lose them.
+    writers = {"json": result.write_json, "csv": result.write_csv, "plot": result.plot}
+    for option, path in outputs.items():
+        try:
+            writers[option](path)
+        except OSError as exc:  # checked before the matches; the disk can still fill up
+            print(f"{prog}: could not write {path}: {exc}", file=sys.stderr)
+            return 1
+        print(f"{prog}: wrote {path}", file=sys.stderr)
+    result.print(_console())
+    return 0
+
+
+def _console() -> Any:
+    """A rich console for stdout that reports a closed pipe as ``BrokenPipeError``.
+
+    rich's default exits 1 without a word; ``main`` turns the error into its
+    one-line message and exit code 141 instead.
+    """
+    from rich.console import Console
+
+    class PipeConsole(Console):
+        def on_broken_pipe(self) -> None:
+            raise BrokenPipeError("standard output was closed")
+
+    console = PipeConsole()
+    return console if console.is_terminal else PipeConsole(width=max(console.width, 120))
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)
+
+
+def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
+    """Run the command line (``prog`` names it in messages: ``evaluate.py`` or
+    ``hgin evaluate``).
+
+    Exit codes: 0 done, 1 an output could not be written, 2 bad arguments,
+    130 Ctrl-C, 141 standard output closed (the files asked for are written first).
+    """
+    try:
+        return _run(argv, prog)
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _silence_stdout()
+        print(f"{prog}: output pipe closed, stopped", file=sys.stderr)
+        return EXIT_BROKEN_PIPE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

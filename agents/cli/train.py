@@ -1,0 +1,535 @@
+"""Self-play PPO training for Hollywood Gin.
+
+    hgin train --config quick [--logdir runs/quick]        (or python train.py ...)
+               [--device cpu|cuda] [--resume runs/quick/checkpoints/latest.pt]
+               [--opponent SPEC] [--set ppo.lr=1e-4 --set env.num_games=512 ...]
+
+``--config`` takes a shipped config by name (quick, default, best_response) or a
+TOML file; ``--print-config`` prints the resolved config to copy and edit.
+``--opponent SPEC`` trains against that one frozen agent only and evaluates
+against it (a best response: ``--config best_response``).
+
+Writes to the log directory: ``config.toml`` (the resolved config),
+TensorBoard scalars, ``checkpoints/latest.pt`` (the full training state,
+atomically replaced every ``run.checkpoint_every`` updates and on Ctrl-C /
+SIGTERM), ``agent_final.pt`` and ``agent_best.pt`` (model-only agents for
+``make_agent("ckpt:PATH")``), ``agents/update_NNNNN.pt`` at each evaluation,
+``eval.jsonl``, and ``records/eval_NNNNN.jsonl.gz`` (``records/final_eval.jsonl.gz``
+for the final evaluation): the first ``run.eval_record_matches`` matches against
+each opponent as match records (docs/records.md).  At the end it prints the
+evaluation table of the new agent against the baselines.
+
+The run holds a lock on its log directory (``.train.lock``) until it ends, so
+a second run into the same directory is refused.  It stops at the last whole
+update within ``run.total_steps``.  A NaN or infinity in a loss, gradient or
+parameter stops it before anything is saved.  Exit codes: 0 finished, 1
+diverged, 2 bad config / checkpoint / log directory, 130 (Ctrl-C) or 143
+(SIGTERM) stopped and resumable, 141 output closed (``| head``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agents.ppo import Trainer
+
+# torch and the trainer are imported inside the functions that need them: the import
+# takes seconds, and a Ctrl-C during it must end with one line, not a traceback.
+
+PROG = "train.py"
+#: Settings a resumed run cannot change: they fix the network, the games' state and
+#: the rules the checkpoint was trained for.
+FIXED_ON_RESUME = (("env", "rules"), ("env", "num_games"), ("model", "hidden"),
+                   ("model", "card_head"), ("model", "features"), ("model", "knock_gate"))
+
+
+EXIT_CODES = """\
+exit codes:
+  0 finished, 1 diverged (nothing saved from the bad update), 2 bad config, checkpoint or
+  log directory, 130 Ctrl-C / 143 SIGTERM (stopped, resumable), 141 output closed
+"""
+
+
+def _integer(text: str) -> int:
+    """An integer flag value; integral floats such as ``1e5`` are accepted."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or not value.is_integer():
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer (e.g. 100000 or 1e5)")
+    return int(value)
+
+
+def parse_args(argv: list[str] | None = None, prog: str = PROG) -> argparse.Namespace:
+    from agents.train_config import shipped_configs
+
+    p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0],
+                                epilog=EXIT_CODES,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--config", help="a TOML file or the name of a shipped config ("
+                   + ", ".join(shipped_configs()) + "; default: quick)")
+    p.add_argument("--print-config", action="store_true",
+                   help="print the resolved config (with --set applied) as TOML and exit: "
+                        "a starting point for a config file of your own")
+    p.add_argument("--logdir", help="output folder (default: runs/<config name>)")
+    p.add_argument("--resume", help="a training checkpoint (checkpoints/latest.pt) to continue")
+    p.add_argument("--device", help="cpu, cuda or cuda:N (overrides run.device)")
+    p.add_argument("--seed", type=_integer, help="overrides run.seed")
+    p.add_argument("--total-steps", type=_integer,
+                   help="overrides run.total_steps (the run ends at the last whole update "
+                        "within it)")
+    p.add_argument("--threads", type=_integer, help="torch CPU threads (overrides run.threads)")
+    p.add_argument("--opponent", metavar="SPEC",
+                   help="train against this agent spec only (random, simple, strong, "
+                        "pretrained, ckpt:PATH), frozen, and evaluate against it; --set "
+                        "overrides apply after it")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config key, e.g. --set ppo.lr=1e-4 (repeatable)")
+    p.add_argument("--no-progress", action="store_true", help="plain log lines, no progress bar")
+    p.add_argument("--no-final-eval", action="store_true", help="skip the final evaluation table")
+    p.set_defaults(prog=prog)
+    return p.parse_args(argv)
+
+
+def _command(args: argparse.Namespace) -> str:
+    """How the user started this run, to repeat in a hint (``hgin train``, ``python train.py``)."""
+    prog = getattr(args, "prog", PROG)
+    return f"python {prog}" if prog.endswith(".py") else prog
+
+
+def resolve_config(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The run's config and, with ``--resume``, the checkpoint it continues."""
+    from agents.torch_agent import CheckpointError, load_checkpoint
+    from agents.train_config import load_config, parse_override, single_opponent, validate
+
+    overrides = single_opponent(args.opponent) if args.opponent is not None else []
+    overrides += args.overrides
+    for flag, key in ((args.device, "run.device"), (args.seed, "run.seed"),
+                      (args.total_steps, "run.total_steps"), (args.threads, "run.threads")):
+        if flag is not None:
+            overrides.append(f"{key}={json.dumps(flag)}")
+    ckpt = None
+    if args.resume:
+        ckpt = load_checkpoint(args.resume)
+        if not isinstance(ckpt.get("trainer"), dict):
+            raise CheckpointError(f"{args.resume}: holds only a model, not a training state; "
+                                  "resume from <logdir>/checkpoints/latest.pt")
+        saved = ckpt.get("config")
+        if not isinstance(saved, dict) or not all(isinstance(v, dict) for v in saved.values()):
+            raise CheckpointError(f"{args.resume}: its saved training config is not a table "
+                                  "of sections")
+        if args.config:
+            cfg = load_config(args.config, overrides)
+        else:
+            raw = {s: dict(v) for s, v in saved.items()}
+            for item in overrides:
+                section, key, value = parse_override(item)
+                raw.setdefault(section, {})[key] = value
+            cfg = validate(raw)
+        check_resume_config(saved, cfg, args.resume)
+    else:
+        cfg = load_config(args.config or "quick", overrides)
+    return cfg, ckpt
+
+
+def check_resume_config(saved: dict[str, Any], cfg: dict[str, Any], path: str) -> None:
+    """Refuse to resume with a setting in :data:`FIXED_ON_RESUME` changed, naming it."""
+    for section, key in FIXED_ON_RESUME:
+        before = saved.get(section, {}).get(key)
+        now = cfg[section][key]
+        if before is not None and before != now:
+            raise ValueError(f"cannot resume {path} with {section}.{key} = {json.dumps(now)}: "
+                             f"it was trained with {section}.{key} = {json.dumps(before)}, "
+                             "and that setting cannot change within a run")
+
+
+def remove_orphan_temporaries(logdir: Path) -> list[Path]:
+    """Delete the temporary files of checkpoint writes a killed run left behind
+    (``.latest.pt.*.tmp``, several MB each).  Call only while holding the run's lock."""
+    removed = []
+    for folder in (logdir, logdir / "checkpoints", logdir / "agents"):
+        for tmp in sorted(folder.glob(".*.pt.*.tmp")) if folder.is_dir() else []:
+            tmp.unlink(missing_ok=True)
+            removed.append(tmp)
+    return removed
+
+
+class RunLocked(ValueError):
+    """Another training run holds the log directory."""
+
+
+class _Stop:
+    """Ctrl-C / SIGTERM, or the output pipe closing: finish the current update, save, exit.
+
+    ``exit_code`` follows the shell's convention for the signal that stopped the run
+    (130 for Ctrl-C, 143 for SIGTERM, 141 for a closed pipe).
+    """
+
+    def __init__(self) -> None:
+        self.requested = False
+        self.exit_code = 0
+        self._old: dict[int, Any] = {}
+
+    def __enter__(self) -> _Stop:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self._old[sig] = signal.signal(sig, self._handler)
+            except ValueError:  # not the main thread
+                pass
+        return self
+
+    def request(self, exit_code: int) -> None:
+        self.requested = True
+        self.exit_code = self.exit_code or exit_code
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        if self.requested:  # second signal: give up at once
+            raise KeyboardInterrupt
+        self.request(128 + signum)
+
+    def __exit__(self, *exc: Any) -> None:
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+
+
+def status_line(out: dict[str, float], rate: float, last_eval: dict[str, dict[str, float]],
+                eval_update: int) -> str:
+    """The progress line's middle: what phase the run is in, its speed, its entropy and the
+    latest evaluation, each labelled (the imitation figure is the share of the teacher's
+    moves the network predicts, not progress)."""
+    parts = []
+    if "imitation/accuracy" in out:
+        parts.append(f"imitation (teacher-move accuracy {100 * out['imitation/accuracy']:.0f}%)")
+    parts.append(f"{rate / 1000:.1f}k steps/s")
+    parts.append(f"entropy {out.get('loss/entropy', 0):.2f}")
+    if last_eval:
+        rates = ", ".join(f"{k} {100 * v['win_rate']:.0f}%" for k, v in last_eval.items())
+        parts.append(f"eval at update {eval_update}: match wins vs {rates}")
+    return "  ".join(parts)
+
+
+def _minutes(seconds: float) -> str:
+    return f"{max(seconds, 0.0) / 60:.1f} min"
+
+
+def _stdout_closed() -> None:
+    """After a ``BrokenPipeError`` (``train.py ... | head``): send further output nowhere,
+    so neither later prints nor the interpreter's final flush raise again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def run_evaluation(trainer: Trainer, matches: int, opponents: list[str],
+                   seed: int = 2024, record_matches: int = 0,
+                   record_path: Path | None = None) -> dict[str, dict[str, float]]:
+    """The learner (greedy) against each baseline, in duplicate matches.
+
+    Rates and their 95% intervals come from ``agents.arena.duplicate_rates``
+    (pair-clustered Wilson), the same evaluator as ``evaluate.py``, flattened
+    for the logs: ``win_rate``/``ci_low``/``ci_high`` for matches, and
+    ``column_*``/``hand_*`` likewise.  With ``record_path``, the first
+    ``record_matches`` matches against each opponent are written there as
+    match records (docs/records.md), so a run's games can be watched later.
+    """
+    from agents.arena import duplicate_rates
+    from agents.ppo import make_baseline
+    from agents.torch_agent import TorchAgent
+    from agents.tournament import record_keeper
+    from hgin_env.records import RecordWriter
+    from hgin_env.rules import profile_name
+
+    agent = TorchAgent(trainer.model, greedy=True, device=trainer.device, name="learner")
+    writer = None
+    if record_matches > 0 and record_path is not None:
+        record_path.parent.mkdir(parents=True, exist_ok=True)
+        writer = RecordWriter(record_path)
+    results = {}
+    try:
+        for spec in opponents:
+            opp = make_baseline(spec, seed=seed, rules=trainer.rules)
+            keep = None
+            if writer is not None:
+                context = {"update": trainer.updates, "env_steps": trainer.env_steps,
+                           "eval_seed": seed}
+                keep = record_keeper(writer.write, ("learner", spec), trainer.rules,
+                                     str(profile_name(trainer.rules)), context,
+                                     first=writer.count)
+            rates = duplicate_rates(agent, opp, matches, trainer.rules, seed=seed, record=keep,
+                                    record_matches=record_matches)
+            results[spec] = flatten_rates(rates)
+    finally:
+        if writer is not None:
+            writer.close()
+    trainer.model.train()
+    return results
+
+
+def flatten_rates(rates: dict[str, Any]) -> dict[str, float]:
+    """``duplicate_rates``' nested report as flat scalars (TensorBoard, eval.jsonl)."""
+    match, column, hand = rates["match"], rates["column"], rates["hand"]
+    return {"matches": float(rates["matches"]),
+            "win_rate": match["rate"], "ci_low": match["low"], "ci_high": match["high"],
+            "column_rate": column["rate"], "column_low": column["low"],
+            "column_high": column["high"],
+            "hand_rate": hand["rate"], "hand_low": hand["low"], "hand_high": hand["high"]}
+
+
+def eval_score(results: dict[str, dict[str, float]]) -> float:
+    """What "best" means: the mean win rate against simple and strong (else all)."""
+    keys = [k for k in ("simple", "strong") if k in results] or list(results)
+    return sum(results[k]["win_rate"] for k in keys) / max(len(keys), 1)
+
+
+def print_table(results: dict[str, dict[str, float]], title: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title)
+    # Short headers and no wrapping: the table must fit an 80-column pipe or log.
+    for col in ("opponent", "matches", "win %", "95% interval", "columns %", "hands %"):
+        table.add_column(col, justify="right", no_wrap=True)
+    for spec, r in results.items():
+        table.add_row(spec, f"{int(r['matches'])}", f"{100 * r['win_rate']:.1f}",
+                      f"{100 * r['ci_low']:.1f}–{100 * r['ci_high']:.1f}",
+                      f"{100 * r['column_rate']:.1f}", f"{100 * r['hand_rate']:.1f}")
+    Console().print(table)
+
+
+def train(args: argparse.Namespace) -> dict[str, Any]:
+    """One training run (or the continuation of one); returns what it did.
+
+    The log directory is locked (``filelock``) for the whole run, so a second
+    run into it is refused instead of mixing two runs' files.
+    """
+    from filelock import FileLock, Timeout
+
+    cfg, ckpt = resolve_config(args)
+    name = Path(args.config).stem if args.config else "quick"
+    if args.logdir:
+        logdir = Path(args.logdir)
+    elif args.resume:
+        logdir = Path(args.resume).resolve().parent.parent
+    else:
+        logdir = Path("runs") / name
+    logdir.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(logdir / ".train.lock"))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise RunLocked(f"another training run is using {logdir} (it holds "
+                        f"{logdir / '.train.lock'}); wait for it to end or choose another "
+                        "--logdir") from None
+    try:
+        return _train_locked(args, cfg, ckpt, logdir)
+    finally:
+        lock.release()
+
+
+def _train_locked(args: argparse.Namespace, cfg: dict[str, Any], ckpt: dict[str, Any] | None,
+                  logdir: Path) -> dict[str, Any]:
+    import torch
+
+    from agents.ppo import Trainer, TrainingDivergedError
+    from agents.torch_agent import atomic_save, save_agent
+    from agents.train_config import to_toml
+
+    run = cfg["run"]
+    latest = logdir / "checkpoints" / "latest.pt"
+    if ckpt is None and latest.exists():
+        raise ValueError(f"{logdir} already holds a run; continue it with --resume {latest} "
+                         "or choose another --logdir")
+    removed = remove_orphan_temporaries(logdir)
+    if removed:
+        print(f"removed {len(removed)} temporary file(s) left by an interrupted run in {logdir}")
+    if run["threads"]:
+        torch.set_num_threads(int(run["threads"]))
+    if run["device"].startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"run.device is {run['device']!r} but CUDA is not available")
+    (logdir / "config.toml").write_text(to_toml(cfg))
+
+    trainer = Trainer(cfg)
+    best = {"score": -1.0, "update": -1}
+    if ckpt is not None:
+        trainer.load_trainer_state(ckpt, args.resume)
+        best = dict(ckpt.get("meta", {}).get("best", best))
+
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(logdir), purge_step=trainer.env_steps or None)
+    writer.add_text("config", "```toml\n" + to_toml(cfg) + "\n```", trainer.env_steps)
+    writer.add_text("command", " ".join(sys.argv), trainer.env_steps)
+
+    total = int(run["total_steps"])
+
+    def save(reason: str) -> None:
+        meta = {"best": best, "reason": reason, "time": time.time(), "elapsed_s": elapsed_s()}
+        atomic_save(trainer.checkpoint(meta), latest)
+
+    def evaluate(matches: int) -> dict[str, dict[str, float]]:
+        records = logdir / "records" / f"eval_{trainer.updates:05d}.jsonl.gz"
+        res = run_evaluation(trainer, matches, list(run["eval_opponents"]),
+                             record_matches=int(run["eval_record_matches"]), record_path=records)
+        for spec, r in res.items():
+            for key in ("win_rate", "ci_low", "ci_high", "column_rate", "hand_rate"):
+                writer.add_scalar(f"eval/{spec}_{key}", r[key], trainer.env_steps)
+        with open(logdir / "eval.jsonl", "a") as f:
+            f.write(json.dumps({"update": trainer.updates, "env_steps": trainer.env_steps,
+                                "results": res}) + "\n")
+        meta = {"updates": trainer.updates, "env_steps": trainer.env_steps, "eval": res}
+        save_agent(logdir / "agents" / f"update_{trainer.updates:05d}.pt", trainer.model, cfg,
+                   meta)
+        score = eval_score(res)
+        if score > best["score"]:
+            best.update(score=score, update=trainer.updates)
+            save_agent(logdir / "agent_best.pt", trainer.model, cfg, meta)
+        return res
+
+    per_update = trainer.num_games * trainer.steps
+    end = total // per_update * per_update  # the last whole update within the budget
+    if end != total:
+        print(f"note: run.total_steps = {total:,} is not a multiple of env.num_games x "
+              f"env.rollout_steps = {per_update:,}; the run ends at {end:,} steps")
+    elapsed_before = float(ckpt.get("meta", {}).get("elapsed_s", 0.0)) if ckpt else 0.0
+    show_bar = not args.no_progress and sys.stdout.isatty()
+    progress = None
+    task = None
+    if show_bar:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+        from rich.table import Column
+
+        # The labelled figures are longer than a terminal line: they wrap under the bar.
+        progress = Progress(TextColumn("[bold]train"), BarColumn(bar_width=20),
+                            MofNCompleteColumn(),
+                            TextColumn("steps  elapsed {task.fields[elapsed]}  ETA "
+                                       "{task.fields[eta]}  {task.fields[info]}",
+                                       table_column=Column(ratio=1, overflow="fold")),
+                            expand=True)
+        progress.start()
+        task = progress.add_task("train", total=end, completed=trainer.env_steps, info="",
+                                 elapsed=_minutes(elapsed_before), eta="?")
+    last_line = 0.0
+    start_steps, start_time = trainer.env_steps, time.perf_counter()
+    eval_every = int(run["eval_every"])
+    last_eval: dict[str, dict[str, float]] = {}
+    eval_update = 0
+
+    def elapsed_s() -> float:
+        """Training time of the whole run, across resumes."""
+        return elapsed_before + time.perf_counter() - start_time
+
+    def say(text: str) -> None:
+        try:
+            print(text, flush=True)
+        except BrokenPipeError:
+            _stdout_closed()
+            stop.request(128 + signal.SIGPIPE)
+
+    stop = _Stop()
+    try:
+        with stop:
+            while trainer.env_steps + per_update <= end and not stop.requested:
+                out = trainer.update()
+                step = trainer.env_steps
+                for key, value in out.items():
+                    writer.add_scalar(key, value, step)
+                session = time.perf_counter() - start_time
+                rate = (step - start_steps) / max(session, 1e-9)
+                writer.add_scalar("perf/avg_steps_per_s", rate, step)
+                if eval_every and trainer.updates % eval_every == 0:
+                    last_eval = evaluate(int(run["eval_matches"]))
+                    eval_update = trainer.updates
+                if trainer.updates % int(run["checkpoint_every"]) == 0:
+                    save("interval")
+                summary = status_line(out, rate, last_eval, eval_update)
+                eta = _minutes((end - step) / max(rate, 1e-9))
+                if progress is not None:
+                    progress.update(task, completed=min(step, end), info=summary,
+                                    elapsed=_minutes(elapsed_s()), eta=eta)
+                elif time.perf_counter() - last_line > 30 or step >= end:
+                    last_line = time.perf_counter()
+                    say(f"update {trainer.updates}  {step:,}/{end:,} steps  {summary}  "
+                        f"elapsed {_minutes(elapsed_s())}  ETA {eta}")
+            save("stopped" if stop.requested else "finished")
+    except TrainingDivergedError as exc:
+        kept = (f"the last good checkpoint, {latest}, was kept" if latest.exists()
+                else "no checkpoint had been written yet")
+        raise TrainingDivergedError(f"{exc}; nothing was saved from this update, {kept}") from exc
+    finally:
+        if progress is not None:
+            progress.stop()
+    writer.flush()
+    result: dict[str, Any] = {"logdir": str(logdir), "updates": trainer.updates,
+                              "env_steps": trainer.env_steps, "stopped": stop.requested,
+                              "exit_code": stop.exit_code}
+    if stop.requested:
+        print(f"stopped after update {trainer.updates}; resume with: "
+              f"{_command(args)} --resume {latest}", file=sys.stderr)
+        writer.close()
+        return result
+    meta = {"updates": trainer.updates, "env_steps": trainer.env_steps}
+    save_agent(logdir / "agent_final.pt", trainer.model, cfg, meta)
+    if best["update"] < 0:
+        save_agent(logdir / "agent_best.pt", trainer.model, cfg, meta)
+    if not args.no_final_eval and run["final_eval_matches"]:
+        res = run_evaluation(trainer, int(run["final_eval_matches"]),
+                             list(run["eval_opponents"]), seed=7,
+                             record_matches=int(run["eval_record_matches"]),
+                             record_path=logdir / "records" / "final_eval.jsonl.gz")
+        for spec, r in res.items():
+            writer.add_scalar(f"final_eval/{spec}_win_rate", r["win_rate"], trainer.env_steps)
+        print_table(res, f"{logdir / 'agent_final.pt'}: duplicate matches "
+                         f"({cfg['env']['rules']} rules)")
+        result["final_eval"] = res
+    writer.close()
+    print(f"agent: {logdir / 'agent_final.pt'}  (best by evaluation: {logdir / 'agent_best.pt'})")
+    return result
+
+
+def main(argv: list[str] | None = None, prog: str = PROG) -> int:
+    """Exit codes: 0 done, 1 training diverged, 2 a bad config, checkpoint or log
+    directory, 130 / 143 stopped by Ctrl-C / SIGTERM (resumable), 141 output closed."""
+    try:
+        args = parse_args(argv, prog)
+        from agents.ppo import TrainingDivergedError
+
+        try:
+            if args.print_config:
+                from agents.train_config import to_toml
+
+                print(to_toml(resolve_config(args)[0]))
+                return 0
+            result = train(args)
+        except TrainingDivergedError as exc:
+            print(f"error: training diverged: {exc}", file=sys.stderr)
+            return 1
+        except (ValueError, FileNotFoundError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        return int(result.get("exit_code", 0))
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        _stdout_closed()
+        print(f"{prog}: output closed (broken pipe)", file=sys.stderr)
+        return 128 + signal.SIGPIPE
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    sys.exit(main())
