@@ -261,7 +261,7 @@ def _load(text: str, base_dir: Path | None, chain: tuple[str, ...]) -> Rules:
     path = Path(text)
     if not path.is_absolute() and base_dir is not None:
         path = base_dir / path
-    if not path.is_file():
+    if not path.exists():
         raise ValueError(
             f"unknown rules {text!r}: not a profile ({', '.join(PROFILES)}) and not a TOML file"
             + (f" (looked for {path})" if base_dir is not None else "")

@@ -42,7 +42,7 @@ else:  # pragma: no cover
 from hgin_env.rules import field_names, rules_from_dict
 
 ROOT = Path(__file__).resolve().parent.parent
-DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 FENCE = re.compile(r"^```\s*([\w+-]*)\s*$")
 MARKER = re.compile(r"^<!--\s*([\w-]+)\s*:?(.*?)-->\s*$")
 MARKERS = ("not-run", "run-small", "requires")
