@@ -16,6 +16,7 @@ from __future__ import annotations
 import gzip
 import importlib.metadata
 import json
+import reprlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import fields
 from functools import lru_cache
@@ -32,6 +33,7 @@ from .rules import PROFILES, Rules, field_names
 
 __all__ = [
     "FORMAT",
+    "MAX_LINE_BYTES",
     "VERSION",
     "MatchRecorder",
     "MatchStream",
@@ -45,6 +47,7 @@ __all__ = [
     "read_records",
     "sheet_dict",
     "showdown_dict",
+    "shown",
 ]
 
 #: The ``format`` field of every record.
@@ -56,6 +59,10 @@ FIRST_DEALS = ("seeded", "given")
 _TOP_KEYS = ("format", "version", "hgin", "match", "rules", "seed", "first_deal", "agents",
              "hands", "result")
 _HAND_KEYS = ("dealer", "deck", "actions", "showdown", "sheet")
+#: The longest line :func:`read_records` reads (its newline included).  The longest
+#: matches seen (random against random, 500+ hands) take under 1 MB; a longer line is
+#: refused rather than read whole, so a small .gz cannot expand into gigabytes of memory.
+MAX_LINE_BYTES = 16 * 2**20
 
 
 @lru_cache(maxsize=1)
@@ -68,6 +75,18 @@ def hgin_version() -> str:
         return importlib.metadata.version("hgin")
     except importlib.metadata.PackageNotFoundError:
         return "unknown"
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlong = 4, 80, 80, 60
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxset = 60
+_REPR.maxdict = 20
+
+
+def shown(value: Any) -> str:
+    """``repr(value)``, cut short: an error names a hostile value in one bounded line
+    (a deeply nested or huge value would otherwise overflow the stack or the screen)."""
+    return _REPR.repr(value)
 
 
 # ---------------------------------------------------------------------- record parts
@@ -452,21 +471,47 @@ class RecordWriter:
 
 
 def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
-    """The records of a file, checked one by one; ``ValueError`` names the bad line."""
+    """The records of a file, checked one by one; ``ValueError`` names the bad line.
+
+    Lines are read in bounded chunks and refused past :data:`MAX_LINE_BYTES`, so
+    memory stays bounded whatever the file holds (a .gz may expand a thousandfold).
+    """
     try:
-        with open_text(path, "r") as fh:
-            for number, line in enumerate(fh, 1):
+        with _open_binary(path) as fh:
+            number = 0
+            while line := fh.readline(MAX_LINE_BYTES + 1):
+                number += 1
+                if len(line) > MAX_LINE_BYTES:
+                    raise ValueError(f"{path}: line {number} is longer than "
+                                     f"{MAX_LINE_BYTES // 2**20} MiB: not a match record")
                 if not line.strip():
                     continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as err:
-                    raise ValueError(f"{path}: line {number} (match {number - 1} by position) "
-                                     f"is not a complete JSON record (truncated?): {err}") from None
-                check_record(record, where=f"{path}: line {number}")
-                yield record
-    except (OSError, EOFError, UnicodeDecodeError) as err:
+                yield _parse_line(path, number, line)
+    except (OSError, EOFError) as err:
         raise ValueError(f"{path}: cannot read records: {err}") from None
+
+
+def _open_binary(path: str | Path) -> IO[bytes]:
+    """The file as bytes (gunzipped by ``.gz``): lines are split before they are decoded."""
+    if str(path).endswith(".gz"):
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def _parse_line(path: str | Path, number: int, line: bytes) -> dict[str, Any]:
+    """One line as a checked record; every failure is a ``ValueError`` naming the line."""
+    try:
+        record = json.loads(line.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: line {number} is not UTF-8 text: {err}") from None
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}: line {number} (match {number - 1} by position) "
+                         f"is not a complete JSON record (truncated?): {err}") from None
+    except RecursionError:
+        raise ValueError(f"{path}: line {number} is nested too deeply to be a match "
+                         "record") from None
+    check_record(record, where=f"{path}: line {number}")
+    return record
 
 
 # ---------------------------------------------------------------------- checks
@@ -482,7 +527,8 @@ def check_record(record: Any, where: str | None = None, hands: bool = True) -> N
         raise ValueError(f"{where or 'record'}: a record must be a JSON object, "
                          f"got {type(record).__name__}")
     match = record.get("match")
-    label = f"match {match}" if where is None else f"{where}: match {match}"
+    label = f"match {match if _is_int(match) else shown(match)}"
+    label = label if where is None else f"{where}: {label}"
 
     def need(ok: bool, what: str) -> None:
         if not ok:
@@ -490,9 +536,10 @@ def check_record(record: Any, where: str | None = None, hands: bool = True) -> N
 
     missing = [key for key in _TOP_KEYS if key not in record]
     need(not missing, f"missing field(s) {', '.join(missing)}")
-    need(record["format"] == FORMAT, f"format is {record['format']!r}, expected {FORMAT!r}")
+    need(record["format"] == FORMAT, f"format is {shown(record['format'])}, expected {FORMAT!r}")
     need(record["version"] == VERSION,
-         f"version {record['version']!r} is not supported (this hgin reads {VERSION})")
+         f"version {shown(record['version'])} is not supported (this hgin reads {VERSION})")
+    need(isinstance(record["hgin"], str), "'hgin' must be a version string")
     need(_is_int(match) and match >= 0, "'match' must be a non-negative integer")
     need(_is_int(record["seed"]) and 0 <= record["seed"] < 2**64,
          "'seed' must be an unsigned 64-bit integer")
@@ -503,11 +550,18 @@ def check_record(record: Any, where: str | None = None, hands: bool = True) -> N
     rules = record["rules"]
     need(isinstance(rules, dict) and isinstance(rules.get("switches"), dict),
          "'rules' must hold 'switches' (every rules switch)")
+    # Printed and shown as they are: a string or null, not any JSON value.
+    profile = rules.get("profile", ...)
+    need(profile is None or isinstance(profile, str),
+         "'rules' must hold 'profile' (a profile name or null)")
     # Every switch, exactly: a missing one must not silently take this version's default.
     missing = sorted(set(field_names()) - set(rules["switches"]))
     unknown = sorted(set(rules["switches"]) - set(field_names()))
     need(not missing, f"rules switch(es) missing: {', '.join(missing)}")
     need(not unknown, f"unknown rules switch(es) {', '.join(unknown)} (a newer hgin?)")
+    # The rules check the values; a list or object here would only make a deep or huge error.
+    bad = sorted(k for k, v in rules["switches"].items() if isinstance(v, (list, dict)))
+    need(not bad, f"rules switch(es) {', '.join(bad)} must be a number, boolean or name")
     need(isinstance(record["result"], dict) and "winner" in record["result"],
          "'result' must hold the match 'winner'")
     need(isinstance(record["hands"], list) and len(record["hands"]) > 0,
@@ -538,7 +592,7 @@ def _check_hand(hand: Any, need: Any, in_play: bool = False) -> None:
     need(isinstance(actions, list), "'actions' must be a list of [seat, action] pairs")
     for k, pair in enumerate(actions, 1):
         need(isinstance(pair, list) and len(pair) == 2 and all(map(_is_int, pair))
-             and pair[0] in (0, 1), f"expected a [seat, action] pair, got {pair!r}", k)
+             and pair[0] in (0, 1), f"expected a [seat, action] pair, got {shown(pair)}", k)
     end = len(actions)
     if in_play:  # the hand of a match in progress has not ended
         need(hand["showdown"] is None and hand["sheet"] is None,

@@ -19,20 +19,31 @@ to its last action, which must leave the hand in play.
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, TextIO
 
 import numpy as np
 
 from . import actions as A
 from .engine import VectorGame
-from .records import check_record, in_progress, read_records, result_dict, sheet_dict, showdown_dict
+from .records import (
+    check_record,
+    in_progress,
+    read_records,
+    result_dict,
+    sheet_dict,
+    showdown_dict,
+    shown,
+)
 from .render import move_text, sheet_text, showdown_text, table_text
 from .rules import rules_from_dict
 
-__all__ = ["ReplayResult", "main", "match_text", "replay"]
+__all__ = ["ReplayResult", "escape_controls", "html_target", "main", "match_text", "replay"]
 
 
 @dataclass
@@ -152,11 +163,34 @@ def _check_equal(fail: _Failure, h: int, step: int, what: str, engine: dict[str,
                  recorded: dict[str, Any]) -> None:
     for key in sorted(set(engine) | set(recorded)):
         if engine.get(key) != recorded.get(key):
-            raise fail(h, step, f"{what}: '{key}' is {recorded.get(key, '(missing)')!r} in the "
-                                f"record but {engine.get(key, '(absent)')!r} in the replay")
+            raise fail(h, step, f"{what}: '{key}' is {shown(recorded.get(key, '(missing)'))} in "
+                                f"the record but {shown(engine.get(key, '(absent)'))} in the "
+                                "replay")
 
 
 # ---------------------------------------------------------------------- text
+
+# Control characters (C0, DEL, C1: ANSI escapes among them), bidi overrides, line and
+# paragraph separators and lone surrogates: what lets a name move the cursor, clear the
+# screen, reorder a line or fail to encode.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
+                     "\u2066-\u2069\ud800-\udfff]")
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with every control character written as a Python escape (``\\x1b``).
+
+    Names come from record files anyone may share: printed raw, a name could
+    drive the terminal (ANSI escapes), fake lines, or stop the print.
+    """
+    return _UNSAFE.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100
+                       else f"\\u{ord(m[0]):04x}", text)
+
+
+def _emit(text: str, stream: TextIO) -> None:
+    """Print ``text``, escaping what ``stream``'s encoding cannot hold instead of failing."""
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    print(text.encode(encoding, "backslashreplace").decode(encoding), file=stream)
 
 
 def seat_names(record: dict[str, Any]) -> tuple[str, str]:
@@ -166,12 +200,17 @@ def seat_names(record: dict[str, Any]) -> tuple[str, str]:
 
 
 def match_text(record: dict[str, Any]) -> str:
-    """The match as text, hand by hand, with the engine's text renderer (verified as it goes)."""
-    names = seat_names(record)
+    """The match as text, hand by hand, with the engine's text renderer (verified as it goes).
+
+    The record's strings are shown with :func:`escape_controls`: the text is for a terminal.
+    """
+    a, b = seat_names(record)
+    names = (escape_controls(a), escape_controls(b))
     rules = record["rules"]
-    profile = rules["profile"] or "custom rules"
+    profile = escape_controls(rules["profile"] or "custom rules")
     lines = [f"Match {record['match']}: {names[0]} (seat 0) vs {names[1]} (seat 1), "
-             f"{profile}, seed {record['seed']}, recorded by hgin {record['hgin']}"]
+             f"{profile}, seed {record['seed']}, recorded by hgin "
+             f"{escape_controls(record['hgin'])}"]
     knock_card: list[int | None] = [None]
 
     def listen(event: str, h: int, k: int, game: VectorGame, details: dict[str, Any]) -> None:
@@ -194,8 +233,53 @@ def match_text(record: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------------- command line
+
+
+def html_target(value: str, source: str) -> tuple[Path, bool]:
+    """Where ``--html value`` writes, checked before any record is read or played.
+
+    Returns ``(path, folder)``: an existing folder (or a value ending in ``/``)
+    gets ``match_<N>.html`` inside it (``folder`` true), named once the match is
+    known.  Raises ``ValueError`` naming the option when the page cannot be
+    written there, or when it would overwrite the record file ``source``.
+    """
+    path = Path(value)
+    if value.endswith(("/", os.sep)) and not path.is_dir():
+        raise ValueError(f"--html {value}: directory {path} does not exist")
+    if path.is_dir():
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise ValueError(f"--html {value}: directory {path} is not writable")
+        return path, True
+    _check_page_path(value, path, source)
+    return path, False
+
+
+def _check_page_path(value: str, path: Path, source: str) -> None:
+    """``path`` can take the page: its folder exists and is writable, and it is neither
+    a folder, nor a device or other special file, nor the record file being read."""
+    parent = path.parent
+    if not parent.is_dir():
+        what = "is not a directory" if parent.exists() else "does not exist"
+        raise ValueError(f"--html {value}: directory {parent} {what}")
+    if path.is_dir():
+        raise ValueError(f"--html {value}: {path} is a directory")
+    if path.exists() and not path.is_file():
+        raise ValueError(f"--html {value}: {path} is not a regular file")
+    if path.resolve() == Path(source).resolve() or (
+            path.exists() and os.path.exists(source) and os.path.samefile(path, source)):
+        raise ValueError(f"--html {value}: {path} is the record file being read; "
+                         "refusing to overwrite it")
+    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise ValueError(f"--html {value}: {path} is not writable")
+
+
+#: The longest error message printed whole.
+_MAX_MESSAGE = 2000
+
+
 def main(argv: Sequence[str] | None = None, prog: str = "python -m hgin_env.replay") -> int:
-    """Verify every match of a record file, or print one match as text."""
+    """Verify every match of a record file, or print one match as text, or write its page."""
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Re-play match records (JSON Lines, .gz allowed) through the engine, "
@@ -205,44 +289,70 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m hgin_env.repl
                         help="print match N (its 'match' field) hand by hand")
     parser.add_argument("--html", metavar="OUT",
                         help="write match N (the first match without --match) as one "
-                             "self-contained HTML page to OUT instead of printing it")
+                             "self-contained HTML page to OUT (a folder gets match_N.html) "
+                             "instead of printing it")
     args = parser.parse_args(argv)
+    target: tuple[Path, bool] | None = None
+    if args.html is not None:
+        try:  # before any record is read: a bad path must not cost a replay
+            target = html_target(args.html, args.file)
+        except ValueError as err:
+            parser.error(escape_controls(str(err)))
     try:
-        if args.html is not None:
-            return _write_page(parser.prog, args.file, args.match, args.html)
+        if target is not None:
+            return _write_page(parser.prog, args.file, args.match, args.html, *target)
         if args.match is not None:
             for record in read_records(args.file):
                 if record["match"] == args.match:
-                    print(match_text(record))
+                    _emit(match_text(record), sys.stdout)
                     return 0
-            print(f"{parser.prog}: {args.file} has no match {args.match}", file=sys.stderr)
-            return 1
+            return _none_found(parser.prog, args.file, args.match)
         count = 0
         for record in read_records(args.file):
             result = replay(record)
             count += 1
-            outcome = ("still in play" if result.winner < 0 else
-                       f"won by {record['agents'][result.winner]} (seat {result.winner})")
-            print(f"match {result.match}: verified, {result.hands} hands, {result.actions} "
-                  f"actions, {outcome}")
+            if result.winner < 0:
+                outcome = "still in play"
+            else:
+                name = escape_controls(record["agents"][result.winner])
+                outcome = f"won by {name} (seat {result.winner})"
+            _emit(f"match {result.match}: verified, {result.hands} hands, {result.actions} "
+                  f"actions, {outcome}", sys.stdout)
+        if count == 0:
+            return _none_found(parser.prog, args.file, None)
         print(f"{count} match(es) verified", file=sys.stderr)
         return 0
     except ValueError as err:
-        print(f"{parser.prog}: {err}", file=sys.stderr)
+        message = str(err)
+        if len(message) > _MAX_MESSAGE:  # a hostile value quoted whole would flood the screen
+            message = message[:_MAX_MESSAGE] + " ... (cut short)"
+        _emit(escape_controls(f"{parser.prog}: {message}"), sys.stderr)
         return 1
 
 
-def _write_page(prog: str, path: str, match: int | None, out: str) -> int:
+def _none_found(prog: str, path: str, match: int | None) -> int:
+    """Report a file without the match asked for (or without any record): exit code 1."""
+    what = f"has no match {match}" if match is not None else "holds no match record (it is empty)"
+    _emit(escape_controls(f"{prog}: {path} {what}"), sys.stderr)
+    return 1
+
+
+def _write_page(prog: str, path: str, match: int | None, value: str, out: Path,
+                folder: bool) -> int:
     from .viewer import write_html  # the viewer imports this module
 
     for record in read_records(path):
         if match is None or record["match"] == match:
-            written = write_html(record, out)
-            print(f"wrote match {record['match']} to {written}", file=sys.stderr)
+            if folder:
+                out = out / f"match_{record['match']}.html"
+                _check_page_path(value, out, path)
+            try:
+                written = write_html(record, out)
+            except OSError as err:
+                raise ValueError(f"cannot write {out}: {err}") from None
+            _emit(escape_controls(f"wrote match {record['match']} to {written}"), sys.stderr)
             return 0
-    print(f"{prog}: {path} has no match {match}" if match is not None
-          else f"{prog}: {path} holds no match", file=sys.stderr)
-    return 1
+    return _none_found(prog, path, match)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,12 @@ A match in progress (a download from the play server) shows up to its last move.
 
 from __future__ import annotations
 
+import html
+import json
+import os
+import re
+import secrets
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +26,17 @@ from .engine import VectorGame
 from .hollywood import COLUMN_NAMES
 from .render import card_text, move_text, phase_text
 from .replay import replay, seat_names
-from .webpage import page
+from .webpage import CSS_MARK, DATA_MARK, JS_MARK, TITLE_MARK
 
-__all__ = ["match_html", "viewer_data", "write_html"]
+__all__ = ["inline_json", "match_html", "viewer_data", "write_html"]
+
+TEMPLATE = "viewer_template.html"
+_MARKS = re.compile("|".join(re.escape(m) for m in (TITLE_MARK, CSS_MARK, JS_MARK, DATA_MARK)))
+# Inside a <script> element "<!--", "<script" and "</script" change how the page is
+# parsed; U+2028/2029 end a line in older JavaScript; a lone surrogate cannot be UTF-8.
+_SCRIPT_UNSAFE = re.compile("[<>&\u2028\u2029\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
 
 def _cards(mask: int) -> list[int]:
     return [int(c) for c in mask_to_cards(int(mask))]
@@ -106,15 +120,59 @@ def viewer_data(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def inline_json(data: Any) -> str:
+    """``data`` as JSON that cannot change how the ``<script>`` element around it parses.
+
+    Every ``<``, ``>``, ``&``, U+2028, U+2029 and lone surrogate is written as a
+    ``\\uXXXX`` escape: the same string to ``JSON.parse``, but no ``<!--<script>``
+    in a name can hide the rest of the page, and the page always encodes as UTF-8.
+    """
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return _SCRIPT_UNSAFE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
+
+
+def _asset(name: str) -> str:
+    return resources.files("hgin_env").joinpath(name).read_text("utf-8")
+
+
 def match_html(record: dict[str, Any]) -> str:
-    """The whole page for ``record``: one string, no external asset."""
+    """The whole page for ``record``: one string, no external asset.
+
+    The template's marks are replaced in one pass, so a name holding a mark
+    (``__TITLE__``, ``/*__MATCH_DATA__*/``) is data, never expanded again.
+    """
     data = viewer_data(record)
     title = f"hgin match {data['match']}: {data['names'][0]} vs {data['names'][1]}"
-    return page("viewer_template.html", title, data)
+    template = _asset(TEMPLATE)
+    parts = {TITLE_MARK: html.escape(_SURROGATE.sub("\ufffd", title)),
+             CSS_MARK: _asset("web_common.css"), JS_MARK: _asset("web_common.js"),
+             DATA_MARK: inline_json(data)}
+    missing = [mark for mark in parts if mark not in template]
+    if missing:
+        raise ValueError(f"template {TEMPLATE} has no {', '.join(missing)} mark")
+    return _MARKS.sub(lambda m: parts[m[0]], template)
 
 
 def write_html(record: dict[str, Any], path: str | Path) -> Path:
-    """Write the page for ``record`` to ``path`` (UTF-8) and return the path."""
+    """Write the page for ``record`` to ``path`` (UTF-8) and return the path.
+
+    Atomically: the page goes to a temporary file in the same folder, then
+    replaces ``path`` in one step, so a failure (a bad record, a full disk)
+    never leaves an empty or half page over an earlier one.  A link is
+    followed: the file it names is the one replaced.
+    """
     path = Path(path)
-    path.write_text(match_html(record), encoding="utf-8")
+    content = match_html(record).encode("utf-8")  # every failure of the record comes first
+    target = Path(os.path.realpath(path))
+    temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+    # O_EXCL: never write through a file someone else put there; 0o666 less the umask,
+    # as an ordinary open would give it.
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(content)
+        os.replace(temp, target)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
     return path

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import copy
 import gzip
+import io
 import json
+import sys
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +24,7 @@ from hgin_env.hand import shuffled_decks
 from hgin_env.melds import split_melds
 from hgin_env.records import (
     FORMAT,
+    MAX_LINE_BYTES,
     VERSION,
     MatchRecorder,
     RecordWriter,
@@ -367,3 +371,120 @@ def test_the_docs_schema_lists_every_field(records) -> None:
     names |= set(record["result"]) | set(record["rules"])
     for name in names:
         assert f"`{name}`" in doc, name
+
+
+# ---------------------------------------------------------------------- hostile files
+
+
+def _write_lines(path: Path, *lines: str) -> Path:
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_a_deeply_nested_line_is_a_one_line_error(records, tmp_path, capsys) -> None:
+    path = _write_lines(tmp_path / "deep.jsonl", json.dumps(records[0]),
+                        "[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ValueError, match=r"deep\.jsonl: line 2 is nested too deeply"):
+        list(read_records(path))
+    assert replay_main([str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "deep.jsonl: line 2 is nested too deeply" in err
+
+
+def test_a_record_line_may_hold_up_to_the_cap(records, tmp_path) -> None:
+    """The cap counts the line with its newline: exactly MAX_LINE_BYTES reads, one more
+    byte is refused (a long free-form context pads the record to the size)."""
+    record = copy.deepcopy(records[0])
+    record["context"] = {"pad": ""}
+    size = len(json.dumps(record, separators=(",", ":"))) + 1
+    record["context"]["pad"] = "x" * (MAX_LINE_BYTES - size)
+    path = tmp_path / "full.jsonl"
+    with RecordWriter(path) as writer:
+        writer.write(record)
+    assert path.stat().st_size == MAX_LINE_BYTES
+    assert list(read_records(path)) == [record]
+    record["context"]["pad"] += "x"
+    with RecordWriter(path) as writer:
+        writer.write(record)
+    with pytest.raises(ValueError, match=r"full\.jsonl: line 1 is longer than 16 MiB"):
+        list(read_records(path))
+
+
+def test_a_long_gzip_line_is_refused_in_bounded_memory(tmp_path, capsys) -> None:
+    """A .gz of a few hundred KB holding a 64 MiB line: refused, reading at most ~2 caps."""
+    path = tmp_path / "bomb.jsonl.gz"
+    with gzip.open(path, "wb", compresslevel=1) as fh:
+        chunk = b"[" * 2**20
+        for _ in range(4 * MAX_LINE_BYTES // len(chunk)):
+            fh.write(chunk)
+        fh.write(b"\n")
+    assert path.stat().st_size < 2**20
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=r"line 1 is longer than 16 MiB"):
+            list(read_records(path))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 3 * MAX_LINE_BYTES
+    assert replay_main([str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "bomb.jsonl.gz: line 1 is longer" in err
+
+
+def test_an_empty_file_is_not_verified(tmp_path, capsys) -> None:
+    for name, text in [("empty.jsonl", ""), ("blank.jsonl", "\n  \n")]:
+        path = tmp_path / name
+        path.write_text(text)
+        assert replay_main([str(path)]) == 1
+        captured = capsys.readouterr()
+        assert "verified" not in captured.err + captured.out
+        assert f"{name} holds no match record (it is empty)" in captured.err
+    assert replay_main([str(tmp_path / "empty.jsonl"), "--match", "0"]) == 1
+    assert "has no match 0" in capsys.readouterr().err
+
+
+_HOSTILE_NAMES = ["\x1b[2J\x1b]0;pwned\x07evil\ud800", "line\nbreak \u202eright-to-left\x9b"]
+
+
+def test_names_reach_the_terminal_escaped(records, tmp_path, capsys, monkeypatch) -> None:
+    record = copy.deepcopy(records[0])
+    record["agents"] = list(_HOSTILE_NAMES)
+    path = tmp_path / "names.jsonl"
+    with RecordWriter(path) as writer:
+        writer.write(record)
+    assert replay_main([str(path)]) == 0
+    assert replay_main([str(path), "--match", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "\\x1b[2J\\x1b]0;pwned\\x07evil\\ud800" in out
+    assert "line\\x0abreak \\u202eright-to-left\\x9b" in out
+    for raw in ("\x1b", "\x07", "\ud800", "\u202e", "\x9b", "line\nbreak"):
+        assert raw not in out
+    # A terminal that cannot encode the suits (or anything else) gets escapes, not a crash.
+    stream = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    monkeypatch.setattr(sys, "stdout", stream)
+    assert replay_main([str(path), "--match", "0"]) == 0
+    stream.flush()
+    text = stream.buffer.getvalue().decode("ascii")
+    assert "\\u2663" in text and "\\x1b[2J" in text  # the club suit, the name
+
+
+def test_hostile_values_give_short_one_line_errors(records) -> None:
+    deep = json.loads("[" * 900 + "]" * 900)
+    for change, pattern in [
+        (lambda r: r.update(match="\x1b[2J"), r"^match '\\x1b\[2J': 'match' must be"),
+        (lambda r: r.update(hgin=["0.1"]), r"'hgin' must be a version string"),
+        (lambda r: r["rules"].update(profile=7), r"'rules' must hold 'profile'"),
+        (lambda r: r["rules"]["switches"].update(gin_bonus=deep),
+         r"switch\(es\) gin_bonus must be a number, boolean or name"),
+        (lambda r: r["hands"][0]["actions"].__setitem__(0, deep), r"step 1: expected a \["),
+        (lambda r: r["hands"][0]["actions"].__setitem__(0, [0] * 10**5),
+         r"step 1: expected a \["),
+        (lambda r: r["hands"][0]["showdown"].update(award=deep), r"showdown: 'award' is \["),
+        (lambda r: r.update(format="x" * 10**5), r"format is 'x+\.\.\.x+', expected"),
+    ]:
+        record = copy.deepcopy(records[0])
+        change(record)
+        with pytest.raises(ValueError, match=pattern) as exc:
+            replay(record)
+        assert len(str(exc.value)) < 500 and "\n" not in str(exc.value)

@@ -19,7 +19,7 @@ from hgin_env.cards import mask_to_cards
 from hgin_env.records import RecordWriter, read_records
 from hgin_env.replay import main as replay_main
 from hgin_env.replay import replay
-from hgin_env.viewer import match_html, viewer_data, write_html
+from hgin_env.viewer import inline_json, match_html, viewer_data, write_html
 
 
 @pytest.fixture(scope="module")
@@ -51,9 +51,16 @@ class _Resources(HTMLParser):
                 self.fetches.append((tag, name, value))
 
 
+#: XML namespace names look like addresses but are never fetched (the SVG card faces).
+_NAMESPACES = ("http://www.w3.org/2000/svg",)
+
+
 def test_page_is_self_contained(records: list[dict[str, Any]]) -> None:
     page = match_html(records[0])
-    assert not re.search(r"https?://", page), "the page must not name any network address"
+    addresses = page
+    for name in _NAMESPACES:
+        addresses = addresses.replace(name, "")
+    assert not re.search(r"https?://", addresses), "the page must not name any network address"
     assert "@import" not in page and "url(" not in page
     parser = _Resources()
     parser.feed(page)
@@ -150,6 +157,145 @@ def test_write_html_returns_the_path(records: list[dict[str, Any]], tmp_path: Pa
     assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 
 
+# ------------------------------------------------------------------- hostile records
+
+
+def _renamed(record: dict[str, Any], *names: str) -> dict[str, Any]:
+    renamed = copy.deepcopy(record)
+    renamed["agents"] = list(names)
+    return renamed
+
+
+def _data_text(page: str) -> str:
+    match = re.search(r'<script type="application/json" id="match-data">(.*?)</script>',
+                      page, re.S)
+    assert match is not None
+    return match.group(1)
+
+
+def test_inline_json_cannot_change_how_the_page_parses(records: list[dict[str, Any]]) -> None:
+    """``<!--<script>`` in a name would put the tokenizer in its double-escaped state and
+    swallow the page's program: no ``<`` (nor ``>``, ``&``, U+2028/9) stays raw."""
+    record = _renamed(records[0], "<!--<script>", "a&b>c\u2028\u2029</script")
+    page = match_html(record)
+    text = _data_text(page)
+    assert not set(text) & set("<>&\u2028\u2029")
+    assert _embedded(page) == viewer_data(record)
+    assert "<!--<script>" not in page
+    parser = _Resources()
+    parser.feed(page)
+    assert parser.tags.count("script") == 2
+    assert inline_json({"k": "<\ud800"}) == '{"k":"\\u003c\\ud800"}'
+    assert json.loads(inline_json({"k": "<\ud800"})) == {"k": "<\ud800"}
+
+
+def test_marks_in_names_are_data_not_template(records: list[dict[str, Any]]) -> None:
+    marks = ("__TITLE__", "/*__MATCH_DATA__*/", "/*__COMMON_JS__*/", "/*__COMMON_CSS__*/")
+    record = _renamed(records[0], " ".join(marks), "__TITLE__")
+    page = match_html(record)
+    title = re.search(r"<title>(.*?)</title>", page, re.S)
+    assert title is not None
+    assert title.group(1) == f"hgin match 0: {' '.join(marks)} vs __TITLE__"
+    assert page.count('id="match-data"') == 1 and page.count("<style>") == 1
+    assert _embedded(page)["names"] == record["agents"]
+
+
+def test_lone_surrogates_are_written_and_a_page_is_replaced_whole(
+        records: list[dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "page.html"
+    old = write_html(records[0], out).read_bytes()
+    assert (out.stat().st_mode & 0o777) == 0o666 & ~_umask()  # an ordinary file's mode
+    record = _renamed(records[0], "a\ud800", "\udfffb")
+    write_html(record, out)
+    assert _embedded(out.read_text(encoding="utf-8"))["names"] == ["a\ud800", "\udfffb"]
+    title = re.search(r"<title>(.*?)</title>", out.read_text(encoding="utf-8"))
+    assert title is not None and title.group(1) == "hgin match 0: a\ufffd vs \ufffdb"
+    write_html(records[0], out)
+    tampered = copy.deepcopy(records[0])
+    tampered["hands"][0]["actions"][0][1] = 0
+    with pytest.raises(ValueError):
+        write_html(tampered, out)
+    import hgin_env.viewer as viewer
+
+    def full_disk(*args: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(viewer.os, "replace", full_disk)
+    with pytest.raises(OSError, match="No space"):
+        write_html(records[1], out)
+    assert out.read_bytes() == old
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["page.html"]  # no temporary left
+
+
+def _umask() -> int:
+    import os
+
+    mask = os.umask(0o22)
+    os.umask(mask)
+    return mask
+
+
+def test_html_paths_are_checked_before_any_record_is_read(
+        records: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import hgin_env.replay as replay_module
+
+    path = tmp_path / "m.jsonl"
+    with RecordWriter(path) as writer:
+        for record in records:
+            writer.write(record)
+    before = path.read_bytes()
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(path)
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("a record was read before --html was checked")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(replay_module, "read_records", refuse)
+        for out, message in [
+            (tmp_path / "missing" / "dir" / "out.html", "directory .*missing/dir does not exist"),
+            (f"{tmp_path / 'outputs'}/", "directory .*outputs does not exist"),
+            (path, "is the record file being read; refusing to overwrite it"),
+            (link, "is the record file being read"),
+            ("/dev/null", "is not a regular file"),
+        ]:
+            with pytest.raises(SystemExit) as exc:
+                replay_main([str(path), "--html", str(out)])
+            assert exc.value.code == 2
+            err = capsys.readouterr().err
+            assert re.search(f"error: --html .*{message}", err), err
+    assert path.read_bytes() == before
+    # A folder gets match_<N>.html, and the message says which file was written.
+    folder = tmp_path / "outputs"
+    folder.mkdir()
+    for argv, name in [([], "match_0.html"), (["--match", "1"], "match_1.html")]:
+        assert replay_main([str(path), *argv, "--html", f"{folder}/"]) == 0
+        assert f"wrote match {name[6]} to {folder / name}" in capsys.readouterr().err
+        assert _embedded((folder / name).read_text(encoding="utf-8"))["match"] == int(name[6])
+    (folder / "match_0.html").unlink()
+    (folder / "match_0.html").mkdir()
+    assert replay_main([str(path), "--html", str(folder)]) == 1
+    assert "match_0.html is a directory" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None,
+                    reason="chromium is not installed (the issue's browser tests need it)")
+def test_chromium_runs_the_page_of_hostile_names(records: list[dict[str, Any]],
+                                                 tmp_path: Path) -> None:
+    """The page's program runs (it fills the heading) whatever the names hold."""
+    names = ("<!--<script>", "__TITLE__ </script> \u2028")
+    page = write_html(_renamed(records[0], *names), tmp_path / "page.html")
+    run = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                          "--dump-dom", page.as_uri()],
+                         capture_output=True, timeout=120, check=False)
+    assert run.returncode == 0, run.stderr
+    heading = re.search(r'<h1 id="title">(.*?)</h1>', run.stdout.decode("utf-8"), re.S)
+    assert heading is not None
+    assert heading.group(1) == ("Match 0: &lt;!--&lt;script&gt; (seat 0) vs "
+                                "__TITLE__ &lt;/script&gt; \u2028 (seat 1)")
+
+
 # ------------------------------------------------------------------- the script, run
 
 _DOM_STUB = r"""
@@ -161,6 +307,7 @@ class Node {
                        toggle(c, on) { self.className = self.className.replace(" " + c, "");
                                        if (on) self.className += " " + c; } }; }
   appendChild(n) { this.children.push(n); return n; }
+  setAttribute(name, value) { this[name] = String(value); }
   set textContent(t) { this._text = t; this.children = []; }
   get textContent() { return this._text + this.children.map((c) => c.textContent).join(""); }
   querySelector(sel) { const k = sel.slice(1); if (!this.parts[k]) this.parts[k] = new Node(k);
@@ -172,6 +319,7 @@ global.document = {
   getElementById(id) { if (!byId[id]) { byId[id] = new Node(id); byId[id].parts = {}; }
                        return byId[id]; },
   createElement(tag) { return new Node(tag); },
+  createElementNS(ns, tag) { return new Node(tag); },
   createTextNode(t) { const n = new Node("#text"); n._text = t; return n; },
   addEventListener(type, f) { listeners[type] = f; },
 };
