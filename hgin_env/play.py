@@ -111,19 +111,29 @@ def move_options(game: Any, seat: int, style: Style) -> list[tuple[int, str]]:
     return options
 
 
-def why_illegal(game: Any, seat: int, action: int) -> str:
+def why_illegal(game: Any, seat: int, action: int, keys: bool = True) -> str:
     """A plain-words reason why ``action`` (an illegal action id of ``seat``, the
-    mover) is not allowed now; the terminal game and the play server say it."""
+    mover) is not allowed now.
+
+    ``keys=True`` (the terminal game) names the keys to type (``'d'``, ``t``,
+    ``p``); ``keys=False`` (the play page, which has buttons, not keys) leaves
+    them out, so each place shows words that fit it.
+    """
     phase = int(game.phase[0])
     top = int(game.top_discard()[0])
     top_txt = card_text(top) if top >= 0 else "the discard"
     hand = int(game.hands[0, seat])
     if phase <= A.PHASE_OFFER_DEALER:
-        return f"on the first turn you may only take the upcard {top_txt} (t) or pass (p)"
+        if keys:
+            return f"on the first turn you may only take the upcard {top_txt} (t) or pass (p)"
+        return f"on the first turn you may only take the upcard {top_txt} or pass"
     if phase == A.PHASE_DRAW_STOCK:
-        return "both players passed the upcard, so you must draw from the stock (d)"
+        return ("both players passed the upcard, so you must draw from the stock"
+                + (" (d)" if keys else ""))
     if phase == A.PHASE_DRAW:
-        return f"draw first: 'd' for the stock or 't' to take {top_txt}"
+        if keys:
+            return f"draw first: 'd' for the stock or 't' to take {top_txt}"
+        return f"draw first: draw from the stock or take {top_txt}"
     # discard phase
     if action in (A.DRAW_STOCK, A.TAKE_DISCARD, A.PASS):
         return "you have already drawn; now discard a card or knock"

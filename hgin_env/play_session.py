@@ -7,7 +7,14 @@ soon as it is the agent's turn, records every action with a
 person's seat may see it (:meth:`PlaySession.view`): the opponent's cards stay
 hidden, but for those it took from the discard pile, until a showdown shows them.
 The words (moves, why a move is refused, what happened) are the terminal
-game's (:mod:`hgin_env.play`).
+game's (:mod:`hgin_env.play`), without its keys (the page has buttons).
+
+Every action applied so far is counted (:attr:`PlaySession.moves`, in the view
+as ``"move"``): a client names the count it saw, so a stale click (another tab,
+a double click) is refused instead of applied to a table it never saw.  When
+the agent fails (it raises, even after a retry, or picks an illegal move) the
+match stops in a defined state: :attr:`PlaySession.failed` says why, the view
+shows it and no one may move, since the person must never move for the agent.
 """
 
 from __future__ import annotations
@@ -21,18 +28,22 @@ from .cards import mask_to_cards
 from .engine import VectorGame
 from .history import history_for
 from .hollywood import COLUMN_NAMES
-from .melds import best_melds, min_deadwood
+from .melds import min_deadwood
 from .opponent import Policy
 from .play import move_options, narrate, why_illegal
 from .records import MatchRecorder, make_record, sheet_dict, showdown_dict
-from .render import Style, phase_text
+from .render import Style, hand_groups, phase_text
 from .rules import Rules
 
-__all__ = ["IllegalMove", "PlaySession"]
+__all__ = ["AgentFailed", "IllegalMove", "PlaySession", "StaleMove"]
 
 _PLAIN = Style(False)
 #: How many lines of the move log a view carries (the newest).
 LOG_LINES = 14
+#: How often the agent is asked for one move before the match is stopped (it raised).
+AGENT_TRIES = 2
+#: The buttons of the play page besides the cards (``"knock"`` stands for any knock).
+BUTTONS = {"draw": A.DRAW_STOCK, "take": A.TAKE_DISCARD, "pass": A.PASS, "big_gin": A.BIG_GIN}
 
 
 class IllegalMove(ValueError):
@@ -44,20 +55,35 @@ class IllegalMove(ValueError):
         self.detail = detail
 
 
+class StaleMove(IllegalMove):
+    """A move sent for a table the client no longer sees (its move number is old)."""
+
+
+class AgentFailed(RuntimeError):
+    """The agent could not reply, so the match was stopped (``str(err)`` says why)."""
+
+
 class PlaySession:
     """A match of a person (seat ``seat``) against ``opponent``, from the deals of ``seed``.
 
     ``opponent_name`` names the agent in the page and in the record (its
-    spec, e.g. ``"pretrained"``); ``profile`` is the rules' profile name, if any.
+    spec, e.g. ``"pretrained"``); ``profile`` is the rules' profile name, if any;
+    ``number`` is the match's number on its server (shown with the seed).
     """
 
     def __init__(self, opponent: Policy, rules: Rules, seed: int, seat: int = 0,
-                 opponent_name: str = "opponent", profile: str | None = None) -> None:
-        if seat not in (0, 1):
+                 opponent_name: str = "opponent", profile: str | None = None,
+                 number: int = 1) -> None:
+        if isinstance(seat, bool) or seat not in (0, 1):
             raise ValueError(f"seat must be 0 or 1, got {seat!r}")
         self.opponent = opponent
         self.rules = rules
         self.seed = int(seed)
+        self.number = int(number)
+        #: Actions applied so far (both seats'); a client names it to move.
+        self.moves = 0
+        #: Why the match was stopped when the agent failed, else ``None``.
+        self.failed: str | None = None
         self.seat = seat
         self.profile = profile
         self.agents = ["human", "human"]
@@ -85,38 +111,70 @@ class PlaySession:
         """Whether the match has ended."""
         return int(self.game.phase[0]) == A.PHASE_MATCH_OVER
 
-    def play(self, action: int) -> None:
+    def play(self, action: int, expected: int | None = None) -> None:
         """Play the person's ``action`` (an id in ``0..107``), then the agent's replies.
 
-        An action the rules refuse now raises :class:`IllegalMove` and changes nothing.
+        ``expected`` is the move number (:attr:`moves`) the client saw; another
+        one raises :class:`StaleMove`.  An action the rules refuse now raises
+        :class:`IllegalMove` and changes nothing.  If the agent then fails,
+        :class:`AgentFailed` is raised after the person's move was applied and
+        the match is stopped.
         """
         if not 0 <= action < A.NUM_ACTIONS:
             raise ValueError(f"action {action} is outside 0..{A.NUM_ACTIONS - 1}")
+        if self.failed is not None:
+            raise IllegalMove(f"the match was stopped: {self.failed}; start a new one",
+                              f"action {action} played after the agent failed")
         if self.over:
             raise IllegalMove("the match is over: start a new one",
                               f"action {action} played after the match ended")
+        if expected is not None and expected != self.moves:
+            raise StaleMove(f"the table changed since you saw it (move {expected}, now move "
+                            f"{self.moves}): look again and choose again",
+                            f"expected move {expected}, the match is at move {self.moves}")
         mask = self.game.legal_action_mask()[0]
         if not mask[action]:
             phase = int(self.game.phase[0])
-            raise IllegalMove(why_illegal(self.game, self.seat, action),
+            raise IllegalMove(why_illegal(self.game, self.seat, action, keys=False),
                               A.illegal_message(action, phase, self.seat,
                                                 np.flatnonzero(mask).tolist()))
         self._step(action)
         self._agent_moves()
+        if self.failed is not None:
+            raise AgentFailed(self.failed)
 
     def _agent_moves(self) -> None:
-        """Let the agent move until it is the person's turn or the match is over."""
+        """Let the agent move until it is the person's turn or the match is over.
+
+        An agent that raises is asked again (:data:`AGENT_TRIES` in all); one that
+        keeps failing, or picks an illegal move, stops the match (:attr:`failed`)
+        with the table as it was, so that it is never the person's turn for it.
+        """
         game = self.game
-        while not self.over and int(game.current_player[0]) != self.seat:
+        while not self.over and self.failed is None and int(game.current_player[0]) != self.seat:
             mover = 1 - self.seat
-            obs = game.observe(mover)
-            if self.history is not None:
-                obs.update(self.history.observe(np.array([mover])))
-            action = int(np.asarray(self.opponent.act(obs, rng=self.rng)).reshape(-1)[0])
+            action = -1
+            for attempt in range(1, AGENT_TRIES + 1):
+                try:
+                    obs = game.observe(mover)
+                    if self.history is not None:
+                        obs.update(self.history.observe(np.array([mover])))
+                    action = int(np.asarray(self.opponent.act(obs, rng=self.rng)).reshape(-1)[0])
+                    break
+                except Exception as err:  # any agent fault: ask again, then stop
+                    if attempt == AGENT_TRIES:
+                        self._stop(f"the agent {self.agents[mover]!r} failed "
+                                   f"{AGENT_TRIES} times ({type(err).__name__}: {err})")
+                        return
             if not (0 <= action < A.NUM_ACTIONS and obs["action_mask"][0, action]):
-                raise RuntimeError(f"the agent {self.agents[mover]!r} chose an illegal move "
-                                   f"({action}); the match cannot go on")
+                self._stop(f"the agent {self.agents[mover]!r} chose an illegal move ({action})")
+                return
             self._step(action)
+
+    def _stop(self, why: str) -> None:
+        self.failed = why
+        self._live[:] = False
+        self.log.append(f"The match was stopped: {why}.")
 
     def _step(self, action: int) -> None:
         game = self.game
@@ -126,6 +184,7 @@ class PlaySession:
         seats = game.current_player.copy()
         actions = np.array([action])
         _, info = game.step(actions)
+        self.moves += 1
         self.recorder.step(game, self._ids, self._live, seats, actions, info)
         if self.history is not None:
             self.history.step(game, seats.astype(np.int64), actions, info)
@@ -162,20 +221,32 @@ class PlaySession:
 
         The opponent's cards appear only as a count and the cards it took from
         the pile (which both players saw); whole hands appear only in the
-        showdown of a finished hand.
+        showdown of a finished hand.  The hand is in the terminal game's order
+        (:func:`hgin_env.render.hand_groups`: melds, then the deadwood by rank).
         """
         game, seat = self.game, self.seat
         other = 1 - seat
         over = self.over
         mine = int(game.hands[0, seat])
-        to_move = not over and int(game.current_player[0]) == seat
-        melds, loose = best_melds(mine) if mine else ([], 0)
+        to_move = not over and self.failed is None and int(game.current_player[0]) == seat
+        melds, loose = hand_groups(mine) if mine else ([], [])
         after = {}
         if to_move and int(game.phase[0]) == A.PHASE_DISCARD:
             table = game.discard_deadwood[0]
             after = {str(c): int(table[c]) for c in mask_to_cards(mine)}
         sheet = game.sheet(0)
+        if self.failed is not None:
+            todo = f"The match was stopped: {self.failed}."
+        elif over:
+            todo = "The match is over."
+        else:
+            todo = "Your move: " + phase_text(int(game.phase[0])) if to_move else ""
         return {
+            "match": self.number,
+            "seed": self.seed,
+            "seed_text": str(self.seed),  # exact in JavaScript too, however large
+            "move": self.moves,
+            "error": self.failed,
             "seat": seat,
             "names": self.names,
             "columns": list(COLUMN_NAMES[: self.rules.columns]),
@@ -184,10 +255,8 @@ class PlaySession:
             "over": over,
             "winner": int(sheet.match_winner),
             "to_move": to_move,
-            "todo": ("The match is over." if over else
-                     "Your move: " + phase_text(int(game.phase[0])) if to_move else ""),
-            "hand": {"melds": [mask_to_cards(m) for m in melds],
-                     "loose": mask_to_cards(loose),
+            "todo": todo,
+            "hand": {"melds": melds, "loose": loose,
                      "deadwood": int(min_deadwood(np.array([mine], np.uint64))[0])},
             "after_discard": after,
             "opponent": {"count": int(game.hands[0, other]).bit_count(),
@@ -197,6 +266,9 @@ class PlaySession:
             "stock": int(game.stock_size[0]),
             "knock_limit": int(game.knock_limit[0]),
             "legal": np.flatnonzero(game.legal_action_mask()[0]).tolist() if to_move else [],
+            "why_not": self._why_not(to_move),
+            "why_not_cards": self._why_not_cards(mine) if to_move else {"discard": {},
+                                                                          "knock": {}},
             "moves": [[a, words] for a, words in move_options(game, seat, _PLAIN)]
             if to_move else [],
             "sheet": sheet_dict(sheet),
@@ -205,6 +277,42 @@ class PlaySession:
             "knock_discard": self.knock_discard,
             "log": self.log[-LOG_LINES:],
         }
+
+    def _why_not(self, to_move: bool) -> dict[str, str]:
+        """Why each of the page's buttons (:data:`BUTTONS` and ``"knock"``) is not a
+        move now, in the page's words; buttons that are moves are left out."""
+        game = self.game
+        if not to_move:
+            why = (f"the match was stopped: {self.failed}" if self.failed is not None
+                   else "the match is over" if self.over else "wait: it is the agent's turn")
+            return dict.fromkeys([*BUTTONS, "knock"], why)
+        mask = game.legal_action_mask()[0]
+        reasons = {name: why_illegal(game, self.seat, action, keys=False)
+                   for name, action in BUTTONS.items() if not mask[action]}
+        if not mask[A.KNOCK:A.DRAW_STOCK].any():
+            if int(game.phase[0]) != A.PHASE_DISCARD:
+                reasons["knock"] = why_illegal(game, self.seat, A.KNOCK, keys=False)
+            else:
+                held = mask_to_cards(int(game.hands[0, self.seat]))
+                least = min(int(game.discard_deadwood[0, c]) for c in held)
+                limit = int(game.knock_limit[0])
+                reasons["knock"] = (
+                    f"only gin may end this hand, and the least deadwood you can leave is {least}"
+                    if limit == 0 else f"you can't knock: the least deadwood you can leave is "
+                    f"{least}, and the knock limit is {limit}")
+        return reasons
+
+    def _why_not_cards(self, mine: int) -> dict[str, dict[str, str]]:
+        """Why discarding (or knocking with) each held card is not a move now, by card id:
+        the page's card titles."""
+        mask = self.game.legal_action_mask()[0]
+        reasons: dict[str, dict[str, str]] = {"discard": {}, "knock": {}}
+        for card in mask_to_cards(mine):
+            for kind, action in (("discard", card), ("knock", A.KNOCK + card)):
+                if not mask[action]:
+                    reasons[kind][str(card)] = why_illegal(self.game, self.seat, action,
+                                                           keys=False)
+        return reasons
 
     def record(self) -> dict[str, Any]:
         """The match so far as a match record (docs/records.md), finished or in progress."""

@@ -8,9 +8,37 @@ function el(tag, cls, text) {
   return e;
 }
 function isRed(c) { return Math.floor(c / 13) === 1 || Math.floor(c / 13) === 2; }  // diamonds, hearts
-function card(c, extra, tag) {
-  const e = el(tag || "span", "card" + (isRed(c) ? " red" : ""), D.cards[c]);
+// The suits as shapes (viewBox 0 0 32 32), so a card reads without its colour: the design of
+// hgin_env/image.py (rank and a small suit in the corner, a large suit at the bottom right).
+const SUIT_NAMES = ["clubs", "diamonds", "hearts", "spades"];
+const SUIT_PATHS = [
+  "M16 2a6.5 6.5 0 1 1 0 13a6.5 6.5 0 1 1 0-13zM8.5 12a6.5 6.5 0 1 1 0 13a6.5 6.5 0 1 1 0-13z" +
+    "M23.5 12a6.5 6.5 0 1 1 0 13a6.5 6.5 0 1 1 0-13zM14.5 14h3l2 16h-7z",
+  "M16 1L28 16L16 31L4 16z",
+  "M16 29C6 21 1.5 15.5 1.5 10A7.5 7.5 0 0 1 16 7.5A7.5 7.5 0 0 1 30.5 10C30.5 15.5 26 21 16 29z",
+  "M16 1C10 9 2 13 2 19.5A6.5 6.5 0 0 0 14.5 22L12.5 31h7l-2-9A6.5 6.5 0 0 0 30 19.5C30 13 22 9 16 1z",
+];
+function suitShape(suit, cls) {
+  const ns = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("viewBox", "0 0 32 32");
+  svg.setAttribute("class", "suit " + cls);
+  svg.setAttribute("aria-hidden", "true");
+  svg.dataset.suit = SUIT_NAMES[suit];
+  const path = document.createElementNS(ns, "path");
+  path.setAttribute("d", SUIT_PATHS[suit]);
+  svg.appendChild(path);
+  return svg;
+}
+function card(c, extra, tag) {  // a card face: a span, or a button when tag is "button"
+  const e = el(tag || "span", "card face" + (isRed(c) ? " red" : ""));
+  const suit = Math.floor(c / 13), text = D.cards[c];
   e.dataset.card = c;
+  e.setAttribute("aria-label", text);
+  if (!tag || tag === "span") e.setAttribute("role", "img");
+  e.appendChild(el("span", "rank", text.slice(0, -1)));
+  e.appendChild(suitShape(suit, "pip"));
+  e.appendChild(suitShape(suit, "big"));
   if (extra) e.classList.add(extra);
   return e;
 }
@@ -28,8 +56,14 @@ function showSheet(sheet, before) {
   const t = el("table", "sheet");
   const head = el("tr");
   head.appendChild(el("th", null, ""));
-  D.columns.forEach((c) => head.appendChild(el("th", null, "Column " + c)));
-  head.appendChild(el("th", null, "hands won"));
+  const th = (long, short) => {  // the long words go on a narrow (phone) window
+    const e = el("th");
+    e.appendChild(el("span", "long", long));
+    e.appendChild(document.createTextNode(short));
+    return e;
+  };
+  D.columns.forEach((c) => head.appendChild(th("Column ", c)));
+  head.appendChild(th("hands ", "won"));
   head.appendChild(el("th", null, "total"));
   t.appendChild(head);
   for (let p = 0; p < 2; p++) {

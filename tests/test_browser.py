@@ -2,7 +2,9 @@
 
 Skipped, with the reason, only where the ``playwright`` package or a Chromium
 binary cannot be found (``.ci/run`` installs both: ``apt-get install chromium``
-and the ``[browser]`` extra; ``playwright install`` is never needed).
+and the ``[browser]`` extra; ``playwright install`` is never needed).  Servers
+listen on 127.0.0.1 only and stop when their test ends; screenshots go to each
+test's ``tmp_path``, at a phone's width (420 px) and a desktop's.
 """
 
 from __future__ import annotations
@@ -24,13 +26,14 @@ from hgin_env.replay import replay
 from hgin_env.rules import load_rules
 from hgin_env.viewer import write_html
 
-sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not "
-                               "installed (pip install -e '.[browser]')")
-pytest.importorskip("flask", reason="flask is not installed (pip install -e '.[web]')")
+sync_api = pytest.importorskip("playwright.sync_api", reason="needs Playwright: pip install "
+                               "-e '.[browser]'")
+pytest.importorskip("flask", reason="needs Flask: pip install -e '.[web]'")
 
 CHROMIUM = os.environ.get("HGIN_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
-                                reason=f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+                                reason=f"needs Chromium at {CHROMIUM}: apt-get install chromium "
+                                "(or set HGIN_CHROMIUM)")
 
 
 @pytest.fixture(scope="module")
@@ -42,16 +45,18 @@ def browser() -> Iterator[Any]:
 
 
 def _serve(app: Any) -> Iterator[str]:
-    """Run ``app`` on a free port in a thread; yield its address."""
-    from werkzeug.serving import make_server
+    """Run ``app`` with the play server's own server on a free port of 127.0.0.1, in a
+    thread; yield its address, then stop it."""
+    from hgin_env.serve import make_play_server
 
-    server = make_server("127.0.0.1", 0, app, threaded=True)
+    server = make_play_server(app, "127.0.0.1", 0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.port}/"
     finally:
         server.shutdown()
+        server.server_close()
         thread.join(10)
 
 
@@ -139,6 +144,8 @@ def test_an_illegal_click_is_refused_in_the_page(browser: Any, server: str,
     _click_and_wait(page, f"#hand .card[data-card='{hand[0]}']")
     message = page.inner_text("#message")
     assert message.startswith("Refused: ") and ("upcard" in message or "draw first" in message)
+    # The page's words: it has buttons, not the terminal game's keys.
+    assert "(t)" not in message and "(p)" not in message and "'d'" not in message
     assert page.eval_on_selector_all("#hand .card", "els => els.map(e => e.dataset.card)") == hand
     # The agent's hand is face down: ten backs, no card text.
     assert page.eval_on_selector_all("#opp .card", "els => els.map(e => e.className)") == \
@@ -207,6 +214,188 @@ def test_tabs_play_their_own_matches(browser: Any, server: str) -> None:
     assert one and two and one != two
     first.close()
     second.close()
+
+
+def _state(page: Any) -> dict[str, Any]:
+    """The state the page shows now (the server's view it last received)."""
+    return page.evaluate("S")
+
+
+def _no_sideways_scroll(page: Any) -> None:
+    width = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert width[0] <= width[1], f"the page is {width[0]} px wide in a {width[1]} px window"
+
+
+def test_buttons_that_are_not_moves_are_disabled_and_say_why(browser: Any,
+                                                             server: str) -> None:
+    page = _open(browser, server)
+    state = _state(page)
+    for button, action in (("draw", A.DRAW_STOCK), ("take", A.TAKE_DISCARD), ("pass", A.PASS)):
+        legal = action in state["legal"]
+        assert page.is_enabled(f"#{button}") == legal, button
+        title = page.get_attribute(f"#{button}", "title")
+        assert bool(title) == (not legal), button
+    assert page.is_disabled("#knock")  # no knock before drawing
+    assert "draw" in page.get_attribute("#knock", "title") or \
+        "upcard" in page.get_attribute("#knock", "title")
+    disabled = "#draw" if page.is_disabled("#draw") else "#pass"
+    page.click(disabled, force=True)  # a disabled button does nothing
+    assert _state(page)["move"] == state["move"]
+    # A hand card that is not a move says why when hovered.
+    first = page.eval_on_selector("#hand .card", "e => e.title")
+    assert first and "(t)" not in first
+    page.close()
+
+
+def _reach(page: Any, wanted: str, limit: int = 400) -> dict[str, Any]:
+    """Click good moves (never knocking) until ``wanted`` (JS on the state ``S``) holds."""
+    for _ in range(limit):
+        if page.evaluate(f"(() => {{ const s = S; return {wanted}; }})()"):
+            return _state(page)
+        state = _state(page)
+        if state["over"]:
+            _click_and_wait(page, "#new-match")
+            continue
+        if page.is_enabled("#draw"):
+            _click_and_wait(page, "#draw")
+        elif page.is_enabled("#pass"):
+            _click_and_wait(page, "#pass")
+        else:
+            after = page.eval_on_selector_all(
+                "#hand .card.legal", "els => els.map(e => [+e.dataset.after, +e.dataset.card])")
+            _click_and_wait(page, f"#hand .card[data-card='{min(after)[1]}']")
+    raise AssertionError(f"never reached {wanted}")
+
+
+def test_a_refused_knock_leaves_knock_mode(browser: Any, server: str) -> None:
+    page = _open(browser, server)
+    state = _reach(page, "s.legal.some(a => a >= 52 && a < 104) && "
+                         "Object.keys(s.why_not_cards.knock).length > 0")
+    bad = int(next(iter(state["why_not_cards"]["knock"])))
+    page.click("#knock")
+    assert page.get_attribute("#knock", "aria-pressed") == "true"
+    _click_and_wait(page, f"#hand .card[data-card='{bad}']")
+    message = page.inner_text("#message")
+    assert message.startswith("Refused: ") and "knock" in message, message
+    assert page.get_attribute("#knock", "aria-pressed") == "false"
+    assert "knocking" not in page.get_attribute("#hand", "class")
+    assert _state(page)["move"] == state["move"]
+    # The next card click is a discard again, not a second knock.
+    good = min(a for a in state["legal"] if a < A.KNOCK)
+    _click_and_wait(page, f"#hand .card[data-card='{good}']")
+    assert not page.inner_text("#message").startswith("Refused"), page.inner_text("#message")
+    assert _state(page)["move"] > state["move"]
+    page.close()
+
+
+@pytest.mark.parametrize("width", [420, 1280])
+def test_the_page_fits_a_phone_and_a_desktop(browser: Any, server: str, tmp_path: Path,
+                                             width: int) -> None:
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.goto(server)
+    page.wait_for_function("document.body.dataset.version !== undefined", timeout=10_000)
+    _no_sideways_scroll(page)
+    page.screenshot(path=str(tmp_path / f"start-{width}.png"), full_page=True)
+    _reach(page, "s.showdown !== null && s.legal.some(a => a < 52)")  # a hand scored
+    _no_sideways_scroll(page)
+    # Each panel (the sheet, the showdown) fits too, without a scroll bar of its own.
+    sizes = page.eval_on_selector_all(".panel", "els => els.map(e => [e.scrollWidth, "
+                                                "e.clientWidth])")
+    assert all(inner <= outer for inner, outer in sizes), sizes
+    page.screenshot(path=str(tmp_path / f"play-{width}.png"), full_page=True)
+    for name in ("start", "play"):
+        assert (tmp_path / f"{name}-{width}.png").stat().st_size > 10_000
+    boxes = page.eval_on_selector_all(
+        ".card", "els => els.map(e => { const r = e.getBoundingClientRect(); "
+                 "return [r.left, r.right]; })")
+    assert boxes and all(0 <= left and right <= width for left, right in boxes)
+    page.close()
+
+
+def test_cards_have_faces_with_suit_shapes(browser: Any, server: str) -> None:
+    page = _open(browser, server)
+    faces = page.eval_on_selector_all(
+        "#hand .card", "els => els.map(e => [e.getAttribute('aria-label'), "
+        "e.querySelector('.rank').textContent, e.querySelectorAll('svg.suit path').length, "
+        "e.querySelector('svg.big').dataset.suit, "
+        "e.querySelector('svg.big path').getAttribute('d')])")
+    assert len(faces) == 10
+    names = ["clubs", "diamonds", "hearts", "spades"]
+    shapes: dict[str, str] = {}
+    for label, rank, paths, suit, shape in faces:
+        assert label.startswith(rank) and paths == 2
+        assert names.index(suit) == "♣♦♥♠".index(label[-1])
+        shapes[suit] = shape
+    assert len(set(shapes.values())) == len(shapes)  # each suit its own shape
+    assert page.evaluate("document.images.length") == 0  # drawn inline, nothing fetched
+    # The hand in the terminal game's order: the deadwood by rank.
+    state = _state(page)
+    shown = page.eval_on_selector_all("#hand .card", "els => els.map(e => +e.dataset.card)")
+    assert shown == [c for m in state["hand"]["melds"] for c in m] + state["hand"]["loose"]
+    loose = state["hand"]["loose"]
+    assert [c % 13 for c in loose] == sorted(c % 13 for c in loose)
+    page.close()
+
+
+def test_each_match_shows_its_own_seed(browser: Any, server: str) -> None:
+    from hgin_env.serve import match_seed
+
+    first = _open(browser, server)
+    assert first.evaluate("document.body.dataset.seed") == "5"
+    assert "match 1, seed 5" in first.inner_text("#meta")
+    second = _open(browser, server)  # another tab: the server's second match
+    assert second.evaluate("document.body.dataset.seed") == str(match_seed(5, 2))
+    _click_and_wait(first, "#new-match")
+    assert f"match 3, seed {match_seed(5, 3)}" in first.inner_text("#meta")
+    first.reload()
+    first.wait_for_function("document.body.dataset.version !== undefined", timeout=10_000)
+    assert "match 3" in first.inner_text("#meta")  # a reload resumes the tab's match
+    first.close()
+    second.close()
+
+
+def test_a_closed_match_is_told_not_replaced(browser: Any, tmp_path: Path) -> None:
+    import json
+    import urllib.request
+
+    from hgin_env.opponent import load_agent
+    from hgin_env.serve import create_app
+
+    rules = load_rules("friendly")
+    app = create_app(load_agent("random", rules), "friendly", seed=5, max_sessions=1,
+                     per_client=5, min_idle_s=0.0)
+    served = _serve(app)
+    address = next(served)
+    try:
+        page = _open(browser, address)
+        key = page.evaluate("sessionStorage.getItem('hgin-session')")
+        request = urllib.request.Request(address + "api/new", data=b"{}", method="POST",
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as reply:  # closes the page's match
+            assert json.load(reply)["session"] != key
+        _click_and_wait(page, "#take" if page.is_enabled("#take") else "#draw")
+        message = page.inner_text("#message")
+        assert "closed" in message and "New match" in message, message
+        assert page.evaluate("sessionStorage.getItem('hgin-session')") == key  # nothing new
+        assert page.is_disabled("#pass") and page.is_disabled("#take")
+        page.screenshot(path=str(tmp_path / "closed.png"))
+        with page.expect_download() as info:  # its record is still there
+            page.click("#download")
+        info.value.save_as(tmp_path / "closed.jsonl")
+        from hgin_env.records import read_records
+
+        (record,) = list(read_records(tmp_path / "closed.jsonl"))
+        replay(record)
+        page.reload()
+        page.wait_for_function("document.body.dataset.version !== undefined", timeout=10_000)
+        assert "closed" in page.inner_text("#message")
+        assert page.evaluate("document.body.dataset.gone") == "true"
+        _click_and_wait(page, "#new-match")
+        assert page.evaluate("sessionStorage.getItem('hgin-session')") != key
+        assert page.evaluate("document.body.dataset.gone") is None
+        page.close()
+    finally:
+        served.close()
 
 
 def _docs_screenshot(path: str = "docs/serve.png") -> None:

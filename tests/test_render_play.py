@@ -225,7 +225,7 @@ def test_cli_turns_ctrl_c_into_one_line(monkeypatch: pytest.MonkeyPatch,
                                         capsys: pytest.CaptureFixture[str]) -> None:
     import hgin_env.play as play_module
 
-    def interrupted(argv: list[str] | None = None) -> int:
+    def interrupted(argv: list[str] | None = None, prog: str = "") -> int:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(play_module, "main", interrupted)
@@ -338,3 +338,29 @@ def test_terminal_without_unicode_gets_suit_letters() -> None:
     stream.flush()
     text = raw.getvalue().decode("ascii")
     assert "Your moves:" in text and "Goodbye" in text
+
+
+def test_refusals_name_the_keys_only_where_there_are_keys() -> None:
+    """The terminal game quotes its keys; the play page (buttons, keys=False) does not."""
+    from hgin_env.play import why_illegal
+
+    game = VectorGame(1, "friendly", seed=4)  # the upcard offer
+    seat = int(game.current_player[0])
+    terminal = why_illegal(game, seat, A.DRAW_STOCK)
+    page = why_illegal(game, seat, A.DRAW_STOCK, keys=False)
+    assert "(t)" in terminal and "(p)" in terminal
+    assert "(t)" not in page and "(p)" not in page and "take the upcard" in page
+    game.step(np.array([A.PASS]))
+    game.step(np.array([A.PASS]))  # both passed: the non-dealer must draw from the stock
+    seat = int(game.current_player[0])
+    assert why_illegal(game, seat, A.PASS).endswith("(d)")
+    assert why_illegal(game, seat, A.PASS, keys=False).endswith("draw from the stock")
+    game.step(np.array([A.DRAW_STOCK]))
+    held = int(game.hands[0, seat])
+    game.step(np.array([(held & -held).bit_length() - 1]))  # a discard: the other must draw
+    seat = int(game.current_player[0])
+    terminal = why_illegal(game, seat, A.PASS)
+    page = why_illegal(game, seat, A.PASS, keys=False)
+    assert terminal.startswith("draw first: 'd' for the stock or 't' to take ")
+    assert page.startswith("draw first: draw from the stock or take ")
+    assert "'" not in page
