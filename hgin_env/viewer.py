@@ -11,12 +11,8 @@ A match in progress (a download from the play server) shows up to its last move.
 
 from __future__ import annotations
 
-import html
-import json
 import os
-import re
 import secrets
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -26,16 +22,11 @@ from .engine import VectorGame
 from .hollywood import COLUMN_NAMES
 from .render import card_text, move_text, phase_text
 from .replay import replay, seat_names
-from .webpage import CSS_MARK, DATA_MARK, JS_MARK, TITLE_MARK
+from .webpage import inline_json, page
 
 __all__ = ["inline_json", "match_html", "viewer_data", "write_html"]
 
 TEMPLATE = "viewer_template.html"
-_MARKS = re.compile("|".join(re.escape(m) for m in (TITLE_MARK, CSS_MARK, JS_MARK, DATA_MARK)))
-# Inside a <script> element "<!--", "<script" and "</script" change how the page is
-# parsed; U+2028/2029 end a line in older JavaScript; a lone surrogate cannot be UTF-8.
-_SCRIPT_UNSAFE = re.compile("[<>&\u2028\u2029\ud800-\udfff]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _cards(mask: int) -> list[int]:
@@ -120,37 +111,12 @@ def viewer_data(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def inline_json(data: Any) -> str:
-    """``data`` as JSON that cannot change how the ``<script>`` element around it parses.
-
-    Every ``<``, ``>``, ``&``, U+2028, U+2029 and lone surrogate is written as a
-    ``\\uXXXX`` escape: the same string to ``JSON.parse``, but no ``<!--<script>``
-    in a name can hide the rest of the page, and the page always encodes as UTF-8.
-    """
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return _SCRIPT_UNSAFE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
-
-
-def _asset(name: str) -> str:
-    return resources.files("hgin_env").joinpath(name).read_text("utf-8")
-
-
 def match_html(record: dict[str, Any]) -> str:
-    """The whole page for ``record``: one string, no external asset.
-
-    The template's marks are replaced in one pass, so a name holding a mark
-    (``__TITLE__``, ``/*__MATCH_DATA__*/``) is data, never expanded again.
-    """
+    """The whole page for ``record``: one string, no external asset (built by
+    :func:`hgin_env.webpage.page`, which escapes every name it inlines)."""
     data = viewer_data(record)
     title = f"hgin match {data['match']}: {data['names'][0]} vs {data['names'][1]}"
-    template = _asset(TEMPLATE)
-    parts = {TITLE_MARK: html.escape(_SURROGATE.sub("\ufffd", title)),
-             CSS_MARK: _asset("web_common.css"), JS_MARK: _asset("web_common.js"),
-             DATA_MARK: inline_json(data)}
-    missing = [mark for mark in parts if mark not in template]
-    if missing:
-        raise ValueError(f"template {TEMPLATE} has no {', '.join(missing)} mark")
-    return _MARKS.sub(lambda m: parts[m[0]], template)
+    return page(TEMPLATE, title, data)
 
 
 def write_html(record: dict[str, Any], path: str | Path) -> Path:

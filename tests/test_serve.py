@@ -3,7 +3,9 @@ cards, hostile input and faults; and the bounded server on a real socket (127.0.
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from typing import Any
 
 import pytest
@@ -603,3 +605,17 @@ def test_the_server_bounds_its_threads_and_drops_stalled_uploads() -> None:
         server.server_close()
         thread.join(10)
     assert not thread.is_alive()
+
+
+def test_a_hostile_opponent_name_cannot_break_the_page() -> None:
+    """The page inlines the opponent's name: a ``<!--<script>`` or a template mark in it
+    stays data (one-pass substitution, every ``<`` escaped in the inline JSON)."""
+    name = "<!--<script>__TITLE__/*__MATCH_DATA__*/"
+    app = create_app(load_agent("random", load_rules("friendly")), "friendly", seed=1,
+                     opponent_name=name)
+    app.config["TESTING"] = True
+    text = app.test_client().get("/").get_data(as_text=True)
+    assert "<!--<script>" not in text
+    data = re.search(r'<script type="application/json" id="match-data">(.*?)</script>', text, re.S)
+    assert data is not None and json.loads(data.group(1))["opponent"] == name
+    assert html.unescape(re.search(r"<title>(.*?)</title>", text).group(1)).endswith(name)
