@@ -12,10 +12,13 @@
 * ``pretrained`` — the shipped checkpoint ``agents/pretrained/hgin_default.pt``;
 * ``ckpt:PATH`` — a checkpoint written by ``train.py``;
 * ``search`` — decision-time search around the ``pretrained`` blueprint
-  (:mod:`agents.search`); knobs as ``search:samples=32,margin=0.05,...``.
+  (:mod:`agents.search`); knobs as ``search:samples=32,margin=0.05,...``;
+* ``text:COMMAND`` — an external program that reads each position as text and
+  answers with a move (:mod:`agents.text_agent`); ``text:timeout=5:COMMAND``
+  sets the seconds per answer (default 30).
 
-The last two need :mod:`agents.torch_agent` (and PyTorch), imported only
-when asked for.  Every agent has ``name`` and ``act(obs, rng=None) ->
+``pretrained``, ``ckpt:`` and ``search`` need :mod:`agents.torch_agent`
+(and PyTorch), imported only when asked for.  Every agent has ``name`` and ``act(obs, rng=None) ->
 int64 (B,)`` where ``obs`` is what ``VectorGame.observe()`` returns.
 """
 
@@ -35,7 +38,7 @@ HGIN_AGENTS = True
 #: The shipped checkpoint, package data beside this module.
 PRETRAINED_PATH = Path(__file__).resolve().parent / "pretrained" / "hgin_default.pt"
 AGENT_SPECS = ("random", "simple", "simple-det", "strong", "heuristic", "pretrained", "ckpt:PATH",
-               "search[:key=value,...]")
+               "search[:key=value,...]", "text:[timeout=S:]COMMAND")
 ALIASES = {"heuristic": "strong"}
 
 
@@ -85,6 +88,11 @@ def make_agent(spec: str | Agent, seed: int | None = None, rules: Any = None) ->
         agent = SearchAgent(parse_search_spec(text), rules=rules, seed=seed)
         agent.name = text
         return agent
+    if text.lower().startswith("text:"):
+        from .text_agent import TextAgent, parse_text_spec
+
+        command, timeout = parse_text_spec(text)
+        return TextAgent(command, timeout=timeout, rules=rules, name=text)
     if text.lower().startswith("ckpt:"):
         path = text[len("ckpt:") :]
         if not path:

@@ -175,8 +175,9 @@ AGENT_SPEC_KEYS = (("run", "eval_opponents"), ("imitation", "teacher"))
 
 def check_agent_spec(key: str, spec: Any) -> None:
     """Raise ``ValueError`` naming ``key`` and ``spec`` unless ``make_agent(spec)`` can
-    build it: a known name, ``pretrained`` with its file shipped, or ``ckpt:PATH`` with
-    an existing file.  Checked when the config loads, not when the agent is first used."""
+    build it: a known name, ``pretrained`` with its file shipped, ``ckpt:PATH`` with
+    an existing file, or ``text:COMMAND``.  Checked when the config loads, not when the
+    agent is first used."""
     from . import AGENT_SPECS, PRETRAINED_PATH
 
     accepted = ", ".join(AGENT_SPECS)
@@ -195,6 +196,14 @@ def check_agent_spec(key: str, spec: Any) -> None:
     if prefix is None:
         raise ValueError(f"bad value for config key {key}: unknown agent spec {spec!r} "
                          f"(accepted: {accepted})")
+    if prefix == "text:":  # an external program: the command is checked when it starts
+        from .text_agent import parse_text_spec
+
+        try:
+            parse_text_spec(text)
+        except ValueError as err:
+            raise ValueError(f"bad value for config key {key}: {err}") from None
+        return
     path = text[len(prefix) :]
     if not path:
         raise ValueError(f"bad value for config key {key}: agent spec {spec!r} lacks its "
