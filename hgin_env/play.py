@@ -130,6 +130,12 @@ def why_illegal(game: Any, seat: int, action: int, keys: bool = True) -> str:
     if phase == A.PHASE_DRAW_STOCK:
         return ("both players passed the upcard, so you must draw from the stock"
                 + (" (d)" if keys else ""))
+    takes = getattr(game, "takes", None)
+    if (phase == A.PHASE_DRAW and action == A.TAKE_DISCARD and takes is not None
+            and not game.rules.pile_open(int(takes[0]))):
+        limit = game.rules.max_discard_takes
+        return (f"the discard pile is closed: it was taken from {limit} times this hand (the "
+                "take limit), so you must draw from the stock" + (" (d)" if keys else ""))
     if phase == A.PHASE_DRAW:
         if keys:
             return f"draw first: 'd' for the stock or 't' to take {top_txt}"

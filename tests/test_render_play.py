@@ -364,3 +364,21 @@ def test_refusals_name_the_keys_only_where_there_are_keys() -> None:
     assert terminal.startswith("draw first: 'd' for the stock or 't' to take ")
     assert page.startswith("draw first: draw from the stock or take ")
     assert "'" not in page
+
+
+def test_a_closed_pile_is_named_as_the_reason() -> None:
+    """After the take limit, 'take' is refused because the pile is closed, not with the
+    generic 'draw first' (which would wrongly offer the take)."""
+    from hgin_env.play import why_illegal
+    from hgin_env.rules import load_rules
+
+    game = VectorGame(1, load_rules("friendly").replace(max_discard_takes=1), seed=4)
+    game.step(np.array([A.TAKE_DISCARD]))  # the upcard: the one take this hand allows
+    held = int(game.hands[0, int(game.current_player[0])]) & ~(1 << int(game.taken_card[0]))
+    game.step(np.array([(held & -held).bit_length() - 1]))
+    seat = int(game.current_player[0])
+    assert game.phase[0] == A.PHASE_DRAW and not game.legal_action_mask()[0, A.TAKE_DISCARD]
+    for keys in (True, False):
+        reason = why_illegal(game, seat, A.TAKE_DISCARD, keys=keys)
+        assert "pile is closed" in reason and "take limit" in reason
+        assert reason.endswith("(d)") == keys
