@@ -368,7 +368,8 @@ def add_match_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of a match against an agent: ``--opponent``, ``--rules``, ``--seed``,
     ``--seat`` (shared by the terminal game and the play server)."""
     parser.add_argument("--opponent", default="simple",
-                        help="random, simple, strong, pretrained or ckpt:PATH (default: simple)")
+                        help="an agent spec: random, simple, strong, pretrained, search, ckpt:PATH "
+                             "or text:COMMAND (default: simple)")
     parser.add_argument("--rules", default="friendly",
                         help=f"rule profile ({', '.join(PROFILES)}) or a rules TOML file")
     parser.add_argument("--seed", type=int, default=None,
@@ -401,9 +402,13 @@ def main(
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Play a Hollywood gin match in the terminal against an agent.",
+        epilog="exit codes: 0 the match ended or you left it, 1 the agent made an illegal "
+               "move or the output was closed, 2 bad arguments, 130 Ctrl-C",
     )
     add_match_arguments(parser)
-    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                        help="colour the cards: auto (when the output is a terminal that "
+                             "supports it; NO_COLOR turns it off), always or never")
     args = parser.parse_args(argv)
     stream = out if out is not None else sys.stdout
     try:

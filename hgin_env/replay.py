@@ -283,8 +283,11 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m hgin_env.repl
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Re-play match records (JSON Lines, .gz allowed) through the engine, "
-                    "verifying every outcome; print one match with --match.")
-    parser.add_argument("file", help="a record file written by evaluate.py --record")
+                    "verifying every outcome; print one match with --match.",
+        epilog="exit codes: 0 every match verified (or the match printed or written), 1 a "
+               "record failed, the file is empty or has no such match, 2 bad arguments")
+    parser.add_argument("file", help="a record file (hgin evaluate --record, the env wrappers, "
+                        "training evaluations)")
     parser.add_argument("--match", type=int, metavar="N",
                         help="print match N (its 'match' field) hand by hand")
     parser.add_argument("--html", metavar="OUT",

@@ -515,7 +515,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m hgin_env.serv
     """Start the server and print its address; Ctrl-C stops it."""
     parser = argparse.ArgumentParser(
         prog=prog,
-        description="Play Hollywood gin against an agent in the browser (a local web server).")
+        description="Play Hollywood gin against an agent in the browser (a local web server).",
+        epilog="exit codes: 0 stopped with Ctrl-C, 2 bad arguments, a bad agent or rules, or "
+               "an address that cannot be bound")
     add_match_arguments(parser)
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default "
                         "127.0.0.1, this machine only)")
