@@ -118,11 +118,23 @@ phase flag set) with the final score sheet, and the mask has the single
 entry 106 set, a placeholder so that a mask is never empty (masked maxima and
 softmaxes stay finite); a terminated agent must step with `None`.
 
-Taking an illegal action ends the match: the offending agent gets reward -1
-and the other 0, both are terminated, and both infos carry an
-`illegal_move` entry (agent, action, its meaning, the legal actions) and
-`match_winner`.  With `strict=True` an illegal action raises `ValueError`
-instead, leaving the game unchanged.
+Taking an illegal action ends the match as a forfeit: the offending agent
+gets reward -1 and the other +1 (zero-sum, unlike PettingZoo's classic
+`TerminateIllegalWrapper`, which gives the other agent 0: the forfeit is a
+lost match, and the infos name the other agent `match_winner`), both are
+terminated, and both infos carry an `illegal_move` entry (agent, action, its
+meaning, the legal actions) and `match_winner`.  With `strict=True` an
+illegal action raises `ValueError` instead, leaving the game unchanged.
+
+#### Truncation
+
+A match still undecided when its 2000th hand ends
+(`hgin_env.hand.MAX_HANDS_PER_MATCH`, `docs/rules.md` Appendix C) is cut off:
+both agents' `truncations` are `True` (`terminations` stay `False`), no reward
+is given, and both infos hold `hand_over`, `truncated: True`,
+`match_winner: None` and `final_scores`.  Real matches never get there (the
+longest measured is over 70 times shorter); without the bound, random play
+under `straight_gin` would almost never finish a match.
 
 ### Action Space
 
@@ -155,15 +167,16 @@ previous action).
 | `points`            | each hand posted       | + posted points ÷ (target · C) | − the same |
 
 `C` is the number of columns (3, or 1 in single-game sheets).  In `columns`
-mode the sum over a match is (columns won − columns lost) / C.  Dead hands
-and hand wins posted nowhere give no reward.  An illegal move gives −1 to the
-offender and 0 to the other agent.
+mode the sum over a match is (columns won − columns lost) / C.  Dead hands,
+hand wins posted nowhere and a truncated match give no reward.  An illegal
+move gives −1 to the offender and +1 to the other agent.
 
 `infos` is `{}` except after a step that finished a hand, when both agents'
 infos hold `hand_over`, `dead_hand`, `hand_winner`, `knocker` (agent names
 or `None`), `award`, `gin`, `big_gin`, `undercut`, `knocker_deadwood`,
 `defender_deadwood`, and, when it finished the match, `match_over`,
-`match_winner` and `final_scores` (per player, per column).
+`match_winner` and `final_scores` (per player, per column); when it
+truncated the match, `truncated`, `match_winner` (`None`) and `final_scores`.
 
 ### Version History
 
@@ -221,7 +234,7 @@ def env(
     """The wrapped AEC environment (see the module docs).
 
     Without ``strict`` an illegal action ends the match with -1 for the
-    offender (PettingZoo's classic behaviour); with ``strict`` it raises
+    offender and +1 for the other agent (zero-sum); with ``strict`` it raises
     ``ValueError`` naming the action.  Either way a value that is not an
     action id (``500``, ``3.5``, ``"pass"``) raises ``ValueError``
     (:func:`~hgin_env.wrappers.action_id`).  The three behaviours (order
@@ -302,6 +315,7 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
         self.action_spaces = {name: MaskedDiscrete(A.NUM_ACTIONS) for name in AGENTS}
         self._seed_rng: np.random.Generator | None = None
         self._over = False
+        self._truncated = False
         self._quiet_infos = True
         self.forfeit: dict[str, Any] | None = None
         self.hands_played = 0
@@ -354,6 +368,7 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
         self._quiet_infos = True
         self._skip_agent_selection = None
         self._over = False
+        self._truncated = False
         self.forfeit = None
         self.hands_played = 0
         self.steps = 0
@@ -467,6 +482,9 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
             if info["match_over"]:
                 self._over = True
                 self.terminations = {name: True for name in self.agents}
+            elif info["truncated"]:
+                self._over = self._truncated = True
+                self.truncations = {name: True for name in self.agents}
         elif not self._quiet_infos or self.infos["player_0"] or self.infos["player_1"]:
             self.infos = {"player_0": {}, "player_1": {}}
             self._quiet_infos = True
@@ -489,6 +507,10 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
         if info["match_over"]:
             data["match_over"] = True
             data["match_winner"] = AGENTS[info["match_winner"]]
+        elif info["truncated"]:
+            data["truncated"] = True
+            data["match_winner"] = None
+        if info["match_over"] or info["truncated"]:
             data["final_scores"] = {
                 AGENTS[p]: info["final_scores"][p].tolist() for p in range(2)
             }
@@ -500,7 +522,8 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
     def forfeit_illegal(self, action: Any, illegal_reward: float = -1.0) -> None:
         """End the match because the agent to move chose ``action``, an illegal action.
 
-        The offender gets ``illegal_reward``, the other agent 0; both are
+        The offender gets ``illegal_reward`` and the other agent its opposite, so that
+        every reward stays zero-sum (the forfeit is a lost match); both are
         terminated and both infos describe the illegal move.
         """
         agent = self.agent_selection
@@ -522,6 +545,7 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
         self._cumulative_rewards[agent] = 0.0
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self.rewards[agent] = float(illegal_reward)
+        self.rewards[other] = -float(illegal_reward)
         self._accumulate_rewards()
         self.terminations = dict.fromkeys(self.agents, True)
         self.infos = {
@@ -537,8 +561,13 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
     # ----------------------------------------------------------------- views
     @property
     def match_over(self) -> bool:
-        """Whether the match has ended (by its last hand or by a forfeit)."""
+        """Whether the match has ended (by its last hand, a forfeit or the match bound)."""
         return self._over
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the match was cut off undecided by the match bound (no winner)."""
+        return self._truncated
 
     @property
     def cumulative_rewards(self) -> Mapping[str, float]:
@@ -604,6 +633,10 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
             parts.append(style(f"Match over: {self.forfeit['message']}. "
                                f"{self.forfeit['agent']} forfeits the match.", "bold"))
             parts.append(R.sheet_text(self.sheet(), self.rules, AGENTS, style))
+        elif self._truncated:
+            parts.append(style(f"Match cut off undecided after {self.hands_played} hands "
+                               "(the match bound): no winner.", "bold"))
+            parts.append(R.sheet_text(self.sheet(), self.rules, AGENTS, style))
         elif self._over:
             parts.append(style("Match over.", "bold"))
             parts.append(R.sheet_text(self.sheet(), self.rules, AGENTS, style))
@@ -631,6 +664,8 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
         if self.forfeit is not None:
             forfeit = self.forfeit
             notes.append(f"{forfeit['agent']} forfeits: illegal move {forfeit['action']!r}")
+        elif self._truncated:
+            notes.append("Match cut off undecided: no winner")
         elif self._over:
             notes.append(f"Match over: {AGENTS[self.sheet().match_winner]} wins")
         title = f"Hollywood gin · hand {self.hands_played + (0 if self._over else 1)}"

@@ -18,6 +18,7 @@ import numpy as np
 from . import actions as A
 from .cards import NUM_CARDS, unpack_masks
 from .hand import (
+    MAX_HANDS_PER_MATCH,
     REWARD_MODES,
     HandOutcome,
     HandRecord,
@@ -38,6 +39,7 @@ from .rules import Rules, load_rules
 from .state import FIELD_NAMES, GameState, validate
 
 __all__ = [
+    "MAX_HANDS_PER_MATCH",
     "REWARD_MODES",
     "HandRecord",
     "VectorGame",
@@ -76,7 +78,10 @@ class VectorGame:
     With ``autoreset=True`` (the default) a finished match is replaced by a
     fresh one in the same step; ``last_match`` keeps its final sheet.  With
     ``autoreset=False`` the game stays in ``PHASE_MATCH_OVER`` (no legal
-    action, final position and sheet kept) until :meth:`reset_games`.
+    action, final position and sheet kept) until :meth:`reset_games`.  A match
+    still undecided after :data:`MAX_HANDS_PER_MATCH` hands ends the same way,
+    truncated: ``info["truncated"]`` (not ``match_over``), no winner, no reward
+    (docs/rules.md Appendix C).
     """
 
     def __init__(
@@ -147,6 +152,12 @@ class VectorGame:
     @property
     def column_winner(self) -> np.ndarray:
         return self.state.sheets.column_winner
+
+    @property
+    def truncated(self) -> np.ndarray:
+        """(B,) bool: the game is parked (``autoreset=False``) after a match that the
+        match bound (``hand.MAX_HANDS_PER_MATCH``) cut off undecided, with no winner."""
+        return (self.state.phase == A.PHASE_MATCH_OVER) & ~self.state.sheets.match_over
 
     def sheet(self, i: int) -> Sheet:
         return self.state.sheets.sheet(int(i))

@@ -22,8 +22,12 @@ Observations are the PettingZoo ones (``hgin_env.aec``): a dict of the
 learner seat's engine rewards (``reward="match" | "columns" | "points"``),
 summed over everything that happened since the learner's previous action,
 the opponent's moves included.  An episode ends (``terminated``) when the
-match does; nothing truncates, so add ``gymnasium.wrappers.TimeLimit`` if you
-need a cap.
+match does.  A match still undecided after ``MAX_HANDS_PER_MATCH`` (2000)
+hands is cut off instead (``truncated``, ``info["truncated"]``, no winner, no
+reward; docs/rules.md Appendix C): real matches never get there, but random
+play under ``straight_gin`` would almost never end.  So every episode ends
+within :data:`MAX_EPISODE_STEPS` steps, the registered id's
+``max_episode_steps``, which therefore never cuts a match itself.
 
 Rendering: ``render_mode="ansi"`` returns the table as text, ``"human"``
 prints it, ``"rgb_array"`` returns it as an image drawn from the learner's
@@ -54,13 +58,20 @@ from . import ENV_ID
 from . import actions as A
 from .aec import AGENTS, TERMINAL_MASK_ACTION, observation_bounds, raw_env
 from .engine import REWARD_MODES, VectorGame
+from .hand import max_match_steps
 from .history import PublicHistory, history_for
 from .observation import OBS_DIM, encode
 from .opponent import as_opponent
-from .rules import Rules, load_rules
+from .rules import RANGES, Rules, load_rules
 from .wrappers import action_id
 
-__all__ = ["ENV_ID", "HollywoodGinEnv", "HollywoodGinVectorEnv"]
+__all__ = ["ENV_ID", "MAX_EPISODE_STEPS", "HollywoodGinEnv", "HollywoodGinVectorEnv"]
+
+#: More steps than any episode can last, under any rules ``gymnasium.make`` may pass: a
+#: match lasts at most ``MAX_HANDS_PER_MATCH`` hands of ``hand.max_hand_steps`` steps
+#: each, taken at the largest take limit accepted, and the learner makes only some of
+#: them (the opponent moves in every hand of more than a few steps).  2000 x 20,060.
+MAX_EPISODE_STEPS = max_match_steps(Rules(max_discard_takes=RANGES["max_discard_takes"][1]))
 
 
 def _spaces(rules: Rules) -> tuple[spaces.Dict, spaces.Discrete]:
@@ -118,8 +129,9 @@ class HollywoodGinEnv(gym.Env):
     episode (``info["seat"]`` says which).  Info keys after every step:
     ``seat``, ``hand_over`` (a hand ended during the step), ``hand_result``
     (+1 the learner won the last hand that ended, -1 lost it, 0 none or
-    dead), ``match_over``, ``match_won``; at match end ``final_scores``
-    (2, C) indexed by seat.
+    dead), ``match_over`` (the match was decided or forfeited),
+    ``truncated`` (cut off by the match bound), ``match_won``; at the end of
+    an episode ``final_scores`` (2, C) indexed by seat.
     """
 
     metadata: ClassVar[dict[str, Any]] = {
@@ -208,11 +220,11 @@ class HollywoodGinEnv(gym.Env):
         self._play_opponent()
         reward = self._carry + float(aec.cumulative_reward(self._me))
         self._carry = 0.0
-        terminated = aec.match_over
-        self._done = terminated
+        truncated = aec.truncated
+        self._done = aec.match_over
         if self.render_mode == "human":
             self.render()
-        return aec.observe(self._me), reward, terminated, False, self._info()
+        return aec.observe(self._me), reward, self._done and not truncated, truncated, self._info()
 
     def _play_opponent(self) -> None:
         aec = self.aec
@@ -254,7 +266,8 @@ class HollywoodGinEnv(gym.Env):
             "seat": self.seat,
             "hand_over": self._hand_over,
             "hand_result": self._hand_result,
-            "match_over": over,
+            "match_over": over and not aec.truncated,
+            "truncated": aec.truncated,
             "match_won": bool(won),
         }
         if over:
@@ -288,8 +301,10 @@ class HollywoodGinVectorEnv(VectorEnv):
 
     ``seat`` is the learner's seat in every game, or ``None`` for a random
     seat per game and match.  Step info (arrays over games): ``seat``,
-    ``hand_over``, ``hand_result``, ``match_over``, ``match_won``, and for
-    finished matches ``final_obs`` / ``final_info`` with their ``_``-masks.
+    ``hand_over``, ``hand_result``, ``match_over``, ``truncated`` (the match
+    bound cut the match off: the step's ``truncations`` entry), ``match_won``,
+    and for finished or truncated matches ``final_obs`` / ``final_info`` with
+    their ``_``-masks.
 
     While the opponent moves in some games, only those are stepped
     (``VectorGame.step(actions, active)``).  The engine runs with
@@ -371,8 +386,9 @@ class HollywoodGinVectorEnv(VectorEnv):
         self._play_opponent(acc)
         self._carry += acc["carry"]
         info = self._info(acc)
-        return (self._observe(), acc["reward"].astype(np.float64), acc["ended"].copy(),
-                np.zeros(self.num_envs, bool), info)
+        cut = acc["cut"]
+        return (self._observe(), acc["reward"].astype(np.float64), acc["ended"] & ~cut,
+                cut.copy(), info)
 
     # ------------------------------------------------------------------ internals
     def _new_accumulator(self) -> dict[str, Any]:
@@ -381,6 +397,7 @@ class HollywoodGinVectorEnv(VectorEnv):
             "reward": np.zeros(b, np.float64),
             "carry": np.zeros(b, np.float64),
             "ended": np.zeros(b, bool),
+            "cut": np.zeros(b, bool),
             "won": np.zeros(b, bool),
             "hand_over": np.zeros(b, bool),
             "hand_result": np.zeros(b, np.int8),
@@ -409,11 +426,12 @@ class HollywoodGinVectorEnv(VectorEnv):
     def _engine_step(
         self, acts: np.ndarray, active: np.ndarray | None, acc: dict[str, Any]
     ) -> None:
-        """One engine step of the ``active`` games (all if ``None``); finished
-        matches are recorded in ``acc`` and restarted."""
+        """One engine step of the ``active`` games (all if ``None``); finished and
+        truncated matches are recorded in ``acc`` and restarted."""
         game = self.game
         rewards, info = game.step(acts, active)
-        hand_over, match_over = info["hand_over"], info["match_over"]
+        hand_over, truncated = info["hand_over"], info["truncated"]
+        match_over = info["match_over"] | truncated
         mine = rewards[self._rows, self.seats].astype(np.float64)
         new_episode = acc["ended"]
         acc["reward"] += np.where(new_episode, 0.0, mine)
@@ -435,10 +453,11 @@ class HollywoodGinVectorEnv(VectorEnv):
             acc["won"][row] = won
             acc["final"][int(row)] = (
                 {"observation": final_obs[row], "action_mask": self._terminal_mask.copy()},
-                {"seat": seat, "match_won": won,
+                {"seat": seat, "match_won": won, "truncated": bool(truncated[row]),
                  "final_scores": info["final_scores"][row].copy()},
             )
         acc["ended"] |= match_over
+        acc["cut"] |= truncated
         game.reset_games(over)
         if self.fixed_seat is None:
             # A new match: the learner's seat is drawn again.
@@ -456,7 +475,8 @@ class HollywoodGinVectorEnv(VectorEnv):
             "seat": self.seats.copy(),
             "hand_over": acc["hand_over"],
             "hand_result": acc["hand_result"],
-            "match_over": acc["ended"].copy(),
+            "match_over": acc["ended"] & ~acc["cut"],
+            "truncated": acc["cut"].copy(),
             "match_won": acc["won"],
         }
         if acc["final"]:

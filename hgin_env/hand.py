@@ -27,6 +27,7 @@ from .showdown import showdown_unchecked
 from .state import DEAD_HAND_POS, STOCK_START, GameState
 
 __all__ = [
+    "MAX_HANDS_PER_MATCH",
     "REWARD_MODES",
     "HandOutcome",
     "HandRecord",
@@ -34,6 +35,8 @@ __all__ = [
     "empty_info",
     "end_hands",
     "game_seeds",
+    "max_hand_steps",
+    "max_match_steps",
     "next_matches",
     "random_dealers",
     "resolve_big_gins",
@@ -46,6 +49,13 @@ __all__ = [
 ]
 
 REWARD_MODES = ("match", "columns", "points")
+#: The match bound (docs/rules.md Appendix C): a match still undecided when its
+#: 2000th hand ends is cut off (truncated) with no winner.  Without it a match
+#: need never end: the take limit bounds each hand, not the number of hands, and
+#: under straight gin random play deals hundreds of dead hands per hand won.
+#: Real matches are over 70x shorter (the simple agent's longest took 28 hands), and
+#: even uniformly random play under the profiles took at most 870 (of 2,816 matches).
+MAX_HANDS_PER_MATCH = 2000
 _U64 = np.uint64
 _ONE = _U64(1)
 _GOLDEN = _U64(0x9E3779B97F4A7C15)
@@ -175,6 +185,17 @@ def restart(state: GameState, seeds: np.ndarray, decks: np.ndarray | None = None
     if decks is None:
         decks = shuffled_decks(seeds, state.deal_number)
     deal(state, rows, decks, dealers)
+
+
+def max_hand_steps(rules: Rules) -> int:
+    """The most steps (actions) one hand can last: two passes of the upcard, then at
+    most 29 stock draws and ``max_discard_takes`` takes, each followed by one discard."""
+    return 2 + 2 * (DEAD_HAND_POS - STOCK_START + rules.max_discard_takes)
+
+
+def max_match_steps(rules: Rules) -> int:
+    """The most steps one match can last under the match bound (every hand at its longest)."""
+    return MAX_HANDS_PER_MATCH * max_hand_steps(rules)
 
 
 def stock_exhausted(stock_pos: Any) -> Any:
@@ -327,6 +348,7 @@ def _new_info(b: int, columns: int) -> dict[str, np.ndarray]:
         "knocker_deadwood": np.full(b, -1, np.int16),
         "defender_deadwood": np.full(b, -1, np.int16),
         "match_over": np.zeros(b, bool),
+        "truncated": np.zeros(b, bool),
         "match_winner": np.full(b, -1, np.int8),
         "final_scores": np.zeros((b, 2, columns), np.int32),
     }
@@ -362,13 +384,16 @@ def end_hands(
 ) -> None:
     """Finish the hands of ``dead`` rows and of ``outcome``; post, reward, deal on (§9–10).
 
-    Fills ``rewards`` (B, 2) and ``info`` in place.  A finished match is
-    copied to ``last_match`` and either replaced by a fresh one (``autoreset``)
-    or parked in ``PHASE_MATCH_OVER``.
+    Fills ``rewards`` (B, 2) and ``info`` in place.  A match that ended, or
+    that reached :data:`MAX_HANDS_PER_MATCH` hands undecided (``info["truncated"]``,
+    no winner, no reward), is copied to ``last_match`` and either replaced by a
+    fresh one (``autoreset``) or parked in ``PHASE_MATCH_OVER``.
     """
     rules = state.rules
     ended = dead if outcome is None else np.concatenate([dead, outcome.rows])
     next_dealer = np.empty(ended.size, np.int8)
+    # Matches that end in this step: decided below, or cut off by the match bound.
+    finished = state.hands_in_match[ended] >= MAX_HANDS_PER_MATCH
     if dead.size:
         record_dead_hands(state, record, dead)
         info["dead_hand"][dead] = True
@@ -387,22 +412,23 @@ def end_hands(
             next_dealer[dead.size :] = 1 - state.dealer[rows]
         result = post(rules, state.sheets, rows, seat, outcome.award)
         rewards_for(reward_mode, rules, rows, seat, result, rewards)
-        over = rows[result.match_over]
-        if over.size:
-            info["match_over"][over] = True
-            info["match_winner"][over] = result.match_winner[result.match_over]
-            info["final_scores"][over] = state.sheets.scores[over]
-            last_match.put(over, state.sheets.take(over))
-            over_pos = np.flatnonzero(result.match_over) + dead.size
-            if autoreset:
-                start_new_matches(state, over)
-                next_dealer[over_pos] = random_dealers(state.seeds[over], state.match_number[over])
-            else:
-                state.phase[over] = A.PHASE_MATCH_OVER
-                keep = np.ones(ended.size, bool)
-                keep[over_pos] = False
-                ended, next_dealer = ended[keep], next_dealer[keep]
-                info["hand_over"][over] = True
+        over = result.match_over
+        if over.any():
+            info["match_over"][rows[over]] = True
+            info["match_winner"][rows[over]] = result.match_winner[over]
+            finished[dead.size :] |= over
+    if finished.any():
+        done = ended[finished]
+        info["truncated"][done] = ~info["match_over"][done]
+        info["final_scores"][done] = state.sheets.scores[done]
+        last_match.put(done, state.sheets.take(done))
+        if autoreset:
+            start_new_matches(state, done)
+            next_dealer[finished] = random_dealers(state.seeds[done], state.match_number[done])
+        else:
+            state.phase[done] = A.PHASE_MATCH_OVER
+            info["hand_over"][done] = True
+            ended, next_dealer = ended[~finished], next_dealer[~finished]
     info["hand_over"][ended] = True
     if ended.size:
         deal_next(state, ended, next_dealer)

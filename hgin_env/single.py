@@ -164,8 +164,15 @@ class SingleGame:
 
     @property
     def match_over(self) -> bool:
-        """The match has ended and waits for :meth:`reset` (only with ``autoreset=False``)."""
+        """The match has ended (decided or truncated) and waits for :meth:`reset`
+        (only with ``autoreset=False``)."""
         return self.phase == A.PHASE_MATCH_OVER
+
+    @property
+    def truncated(self) -> bool:
+        """The match waiting for :meth:`reset` was cut off undecided by the match bound
+        (``hand.MAX_HANDS_PER_MATCH``), so it has no winner."""
+        return self.phase == A.PHASE_MATCH_OVER and not self._state.sheets.match_over[0]
 
     @property
     def arrays(self) -> SingleGameArrays:
@@ -360,7 +367,8 @@ class SingleGame:
                   last_match=self.last_match, reward_mode=self.reward_mode,
                   autoreset=self.autoreset, rewards=rewards, info=info)
         out = {key: value.item() for key, value in info.items() if key != "final_scores"}
-        out["final_scores"] = info["final_scores"][0] if out["match_over"] else self._quiet_scores
+        ended = out["match_over"] or out["truncated"]
+        out["final_scores"] = info["final_scores"][0] if ended else self._quiet_scores
         if st.phase[0] == A.PHASE_MATCH_OVER:
             self.phase = A.PHASE_MATCH_OVER
             self.sync()

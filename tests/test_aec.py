@@ -199,7 +199,8 @@ def test_illegal_action_ends_match_and_is_reported(caplog: pytest.LogCaptureFixt
     env.step(0)  # a discard, but the first turn is the upcard offer
     assert "Illegal move" in caplog.text
     assert all(env.terminations.values())
-    assert env.rewards[offender] == -1.0 and env.rewards[other] == 0.0
+    # Zero-sum, as every reward: the forfeit is the other agent's won match.
+    assert env.rewards[offender] == -1.0 and env.rewards[other] == 1.0
     _, _, term, _, info = env.last()
     assert term and info["illegal_move"]["agent"] == offender
     assert info["match_winner"] == other

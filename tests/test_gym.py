@@ -215,3 +215,11 @@ def test_vector_env_restores_games_that_wait() -> None:
     moved = [bool((after["phase"][i] != before["phase"][i])
                   or (after["hands"][i] != before["hands"][i]).any()) for i in range(6)]
     assert [m for m, a in zip(moved, active, strict=True) if a] == [True] * 3
+
+
+def test_the_registered_step_limit_cannot_cut_a_legal_match() -> None:
+    """The id's ``max_episode_steps`` is the bound derived from the hand limit and the
+    largest take limit the rules accept (docs/rules.md, Appendix C)."""
+    from hgin_env import ENV_ID, gym_env
+
+    assert gym.spec(ENV_ID).max_episode_steps == gym_env.MAX_EPISODE_STEPS

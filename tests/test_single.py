@@ -27,7 +27,7 @@ from strategies import fast_settings, hands, meld_dense_hands
 
 from hgin_env import actions as A
 from hgin_env.cards import parse_cards
-from hgin_env.engine import VectorGame
+from hgin_env.engine import MAX_HANDS_PER_MATCH, VectorGame
 from hgin_env.melds import deadwood_after_discard
 from hgin_env.melds import min_deadwood as batched_min_deadwood
 from hgin_env.observation import OBS_DIM, encode
@@ -147,12 +147,18 @@ def _choose(vec: VectorGame, rng: np.random.Generator, knocky: np.ndarray) -> np
 
 
 def soak(rules: Rules, reward: str, autoreset: bool, num_games: int, steps: int,
-         seed: int) -> Counter:
-    """Play ``steps`` steps of ``num_games`` games in lockstep; return event counts."""
+         seed: int, hands_dealt: int = 1) -> Counter:
+    """Play ``steps`` steps of ``num_games`` games in lockstep; return event counts.
+
+    ``hands_dealt`` starts the first matches as if that many hands had been dealt
+    (the match bound's count), so that they reach the bound quickly."""
     rng = np.random.default_rng(seed)
     vec = VectorGame(num_games, rules, seed=seed, reward=reward, autoreset=autoreset)
     games = [SingleGame(rules, seed=vec.seeds[i : i + 1], reward=reward, autoreset=autoreset)
              for i in range(num_games)]
+    vec.state.hands_in_match[:] = hands_dealt
+    for g in games:
+        g.state.hands_in_match[0] = hands_dealt
     knocky = np.arange(num_games) % 4 != 0  # one game in four plays at random
     seen: Counter = Counter()
     _assert_same(games, vec, -1)
@@ -174,6 +180,7 @@ def soak(rules: Rules, reward: str, autoreset: bool, num_games: int, steps: int,
         seen["big_gin"] += int(info["big_gin"].sum())
         seen["undercut"] += int(info["undercut"].sum())
         seen["matches"] += int(info["match_over"].sum())
+        seen["truncated"] += int(info["truncated"].sum())
         seen["rewarded"] += int((rewards != 0).any(axis=1).sum())
         over = np.flatnonzero(vec.phase == A.PHASE_MATCH_OVER)
         if over.size:
@@ -210,6 +217,15 @@ def test_single_game_equals_vector_game_every_step(
     assert seen["rewarded"] > 0 or reward != "points"
     if rules in ("bonus", "classic", "big_gin_1", "oklahoma_big_gin_1"):
         assert seen["matches"] > 0 and seen["undercut"] > 0 and seen["gin"] > 0
+
+
+@pytest.mark.parametrize("autoreset", [True, False])
+def test_truncated_matches_equal_the_engine(autoreset: bool) -> None:
+    """Matches started in their last hand before the match bound: the truncation (info,
+    sheet, last match, parking, the next match) is the same in both engines."""
+    rules = _rules("straight_gin_1")
+    seen = soak(rules, "columns", autoreset, 16, 200, seed=8, hands_dealt=MAX_HANDS_PER_MATCH)
+    assert seen["truncated"] > 8 and seen["truncated"] + seen["matches"] >= 16
 
 
 def _deck(nondealer: str, dealer: str, upcard: str, stock_top: str) -> np.ndarray:
