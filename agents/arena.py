@@ -384,7 +384,10 @@ class Arena:
         np.add.at(s["undercuts"], (w_ids, seat), info["undercut"][w_rows])
         knocker = info["knocker"][w_rows].astype(np.int64)
         np.add.at(s["knocks"], (w_ids, knocker), 1)
-        over = np.flatnonzero(info["match_over"] & live)
+        # A match cut off at the match bound (hand.MAX_HANDS_PER_MATCH) ends too, with no
+        # winner (match_winner -1): it counts as won by neither agent.
+        cut = info["truncated"] if "truncated" in info else False
+        over = np.flatnonzero((info["match_over"] | cut) & live)
         if over.size:
             mo = ids[over]
             self.winner_seat[mo] = info["match_winner"][over]

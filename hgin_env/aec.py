@@ -468,7 +468,8 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
         (r0, r1), info = game.step(a)
         self.steps += 1
         if self.recorder is not None:
-            self.recorder.played(self._seat_of[agent], a, info["hand_over"], info["match_over"])
+            self.recorder.played(self._seat_of[agent], a, info["hand_over"], info["match_over"],
+                                 info["truncated"])
         cumulative = self._cumulative_rewards
         cumulative[agent] = 0.0
         self.rewards = {"player_0": r0, "player_1": r1}

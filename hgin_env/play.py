@@ -277,7 +277,7 @@ def play(
     say(style(f"Hollywood gin against {opp_name}. You are {AGENTS[seat]}.", "bold"))
     say(f"Columns: {env.rules.columns}, target {env.rules.target}. Type 'help' for the commands.")
     hand_shown = -1
-    while not env.match_over:
+    while not (env.match_over or env.truncated):
         mover = AGENTS.index(env.agent_selection)
         top = int(game.top_discard()[0])
         before = int(game.hands[0, mover])
@@ -347,7 +347,10 @@ def play(
     sheet = env.sheet()
     winner = sheet.match_winner
     say()
-    if winner == seat:
+    if env.truncated:
+        say(style("The match was cut off undecided at the match bound (docs/rules.md, "
+                  "Appendix C): nobody wins it.", "bold"))
+    elif winner == seat:
         say(style("You win the match. Well played!", "bold", "green"))
     else:
         say(style(f"{names[1 - seat]} wins the match.", "bold"))

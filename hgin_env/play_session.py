@@ -205,6 +205,10 @@ class PlaySession:
                 winner = int(game.sheet(0).match_winner)
                 self.log.append("You win the match!" if winner == self.seat
                                 else "The agent wins the match.")
+            elif info["truncated"][0]:  # the match bound: never met in a real match
+                self._live[:] = False
+                self.log.append("The match was cut off undecided at the match bound: "
+                                "nobody wins it.")
 
     def _hand_summary(self, sd: dict[str, Any]) -> str:
         number = self.hand_number

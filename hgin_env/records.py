@@ -170,13 +170,20 @@ def sheet_dicts(sheets: SheetBatch, rows: np.ndarray) -> list[dict[str, Any]]:
              "match_winner": v["match_winner"][i]} for i in range(len(rows))]
 
 
-def result_dict(sheet: dict[str, Any], hands: int) -> dict[str, Any]:
-    """The match result from its final sheet (a :func:`sheet_dict`)."""
+def result_dict(sheet: dict[str, Any], hands: int, truncated: bool = False) -> dict[str, Any]:
+    """The match result from its final sheet (a :func:`sheet_dict`).
+
+    A match cut off by the match bound (``hand.MAX_HANDS_PER_MATCH``) has no winner
+    (-1) and says ``"truncated": true``, which tells it apart from a match in progress.
+    """
     won = [sum(1 for decided, winner in zip(sheet["decided"], sheet["column_winner"],
                                            strict=True) if decided and winner == seat)
            for seat in (0, 1)]
-    return {"winner": sheet["match_winner"], "columns_won": won, "totals": sheet["totals"],
-            "hands": hands}
+    out = {"winner": sheet["match_winner"], "columns_won": won, "totals": sheet["totals"],
+           "hands": hands}
+    if truncated:
+        out["truncated"] = True
+    return out
 
 
 def rules_dict(rules: Rules, profile: str | None) -> dict[str, Any]:
@@ -285,7 +292,8 @@ class MatchRecorder:
             return
         # Read per batch of ended rows, not per row: the engine's arrays are costly to
         # index one element at a time.
-        over = info["match_over"][ended]
+        cut = info["truncated"][ended] if "truncated" in info else np.zeros(ended.size, bool)
+        over = info["match_over"][ended] | cut
         showdowns = showdown_dicts(game.last_hand, ended)
         going, done = ended[~over], ended[over]
         sheets = dict(zip(going.tolist(), sheet_dicts(game.sheets, going), strict=True))
@@ -301,7 +309,8 @@ class MatchRecorder:
             if row in deals:
                 self.hands[match].append(deals[row])
             else:
-                self.results[match] = result_dict(sheets[row], len(self.hands[match]))
+                self.results[match] = result_dict(sheets[row], len(self.hands[match]),
+                                                  truncated=bool(cut[k]))
                 self.finished[match] = True
 
     def matches(self) -> list[dict[str, Any] | None]:
@@ -399,18 +408,20 @@ class MatchStream:
         self._actions = []
         self.live = True
 
-    def played(self, seat: int, action: int, hand_over: bool, match_over: bool) -> None:
-        """One action (the per-step path: a list append unless the hand ended)."""
+    def played(self, seat: int, action: int, hand_over: bool, match_over: bool,
+               truncated: bool = False) -> None:
+        """One action (the per-step path: a list append unless the hand ended);
+        ``truncated``: this hand cut the match off at the match bound."""
         self._actions.append(seat << 7 | action)
         if hand_over and self.live:
-            self._hand_ended(match_over)
+            self._hand_ended(match_over or truncated, truncated)
 
     def close(self) -> None:
         """Drop (and count) the match in progress, if any."""
         self.dropped += self.live
         self.live = False
 
-    def _hand_ended(self, match_over: bool) -> None:
+    def _hand_ended(self, match_over: bool, truncated: bool = False) -> None:
         # SingleGame's own layout (Python ints for the next deal): a fifth of the time
         # MatchRecorder's batched reads take for one game.
         game = self._game
@@ -427,7 +438,7 @@ class MatchStream:
         for hand in hands:
             hand["actions"] = [[code >> 7, code & 127] for code in hand["actions"]]
         self.emit({"seed": self._seed, "first_deal": self._first_deal, "hands": hands,
-                   "result": result_dict(sheet, len(hands))})
+                   "result": result_dict(sheet, len(hands), truncated)})
 
 
 # ---------------------------------------------------------------------- files
@@ -574,8 +585,9 @@ def check_record(record: Any, where: str | None = None, hands: bool = True) -> N
 
 
 def in_progress(record: dict[str, Any]) -> bool:
-    """Whether ``record`` is a match still being played (its ``result`` has ``winner`` -1)."""
-    return record["result"]["winner"] == -1
+    """Whether ``record`` is a match still being played (its ``result`` has ``winner`` -1
+    and is not a match cut off at the match bound)."""
+    return record["result"]["winner"] == -1 and record["result"].get("truncated") is not True
 
 
 def _check_hand(hand: Any, need: Any, in_play: bool = False) -> None:

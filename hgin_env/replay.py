@@ -91,6 +91,7 @@ def replay(record: dict[str, Any], listener: Listener | None = None) -> ReplayRe
         except ValueError as err:
             raise fail(1, 0, f"the deal is refused by the engine: {err}") from None
     total = 0
+    cut = False
     info: dict[str, np.ndarray] = {}
     unfinished = in_progress(record)
     for h, hand in enumerate(hands, 1):
@@ -107,7 +108,8 @@ def replay(record: dict[str, Any], listener: Listener | None = None) -> ReplayRe
                      hand["showdown"])
         sheet = sheet_dict(game.sheet(0))
         _check_equal(fail, h, steps, "sheet after the hand", sheet, hand["sheet"])
-        over = bool(info["match_over"][0])
+        cut = bool(info["truncated"][0]) if "truncated" in info else False
+        over = bool(info["match_over"][0]) or cut
         if listener is not None:
             listener("hand_end", h, steps, game, {"match_over": over})
         if over and h < len(hands):
@@ -117,7 +119,8 @@ def replay(record: dict[str, Any], listener: Listener | None = None) -> ReplayRe
             raise fail(h, steps, "the record ends before the match does (truncated?); "
                                  "a match in progress has result winner -1")
     _check_equal(fail, len(hands), len(hands[-1]["actions"]), "match result",
-                 result_dict(sheet_dict(game.sheet(0)), len(hands)), record["result"])
+                 result_dict(sheet_dict(game.sheet(0)), len(hands), truncated=cut),
+                 record["result"])
     return ReplayResult(int(record["match"]), len(hands), total, int(game.sheet(0).match_winner))
 
 

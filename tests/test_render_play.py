@@ -382,3 +382,22 @@ def test_a_closed_pile_is_named_as_the_reason() -> None:
         reason = why_illegal(game, seat, A.TAKE_DISCARD, keys=keys)
         assert "pile is closed" in reason and "take limit" in reason
         assert reason.endswith("(d)") == keys
+
+
+def test_a_match_cut_off_at_the_bound_ends_the_terminal_game(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The match bound (lowered here) ends the game with 'nobody wins', not a winner."""
+    from hgin_env import hand
+    from hgin_env.opponent import load_agent
+    from hgin_env.play import play
+    from hgin_env.rules import load_rules
+
+    monkeypatch.setattr(hand, "MAX_HANDS_PER_MATCH", 2)
+    rules = load_rules("friendly").replace(straight_gin=True, max_discard_takes=2)
+    out = io.StringIO()
+    draws = itertools.repeat("d")  # never knock: draw, then the first listed discard
+    answers = (line for pair in zip(draws, itertools.repeat("1")) for line in pair)
+    assert play(load_agent("random"), rules, seed=2, input_fn=lambda p: next(answers),
+                out=out, color=False) == 0
+    text = out.getvalue()
+    assert "cut off undecided" in text and "wins the match" not in text
