@@ -232,15 +232,19 @@ class PolicyValueNet(nn.Module):
                              f"(known: {sorted(known)})")
         return cls(**arch)
 
-    def featurize(self, obs: np.ndarray) -> np.ndarray:
-        """The network's input (B, in_dim) float32 from observations (B, obs_dim)."""
-        obs = np.asarray(obs, dtype=np.float32)
-        if obs.ndim != 2 or obs.shape[1] != self.obs_dim:
-            raise ValueError(f"observation must be (B, {self.obs_dim}), got {obs.shape}")
+    def featurize(self, obs: np.ndarray | ObsView) -> np.ndarray:
+        """The network's input (B, in_dim) float32 from observations (B, obs_dim), or from
+        their decoded view: a caller that has decoded them (``TorchAgent.act``) passes the
+        view, so both feature sets read the fields it has already decoded."""
+        view = obs if isinstance(obs, ObsView) else None
+        raw = np.asarray(view.obs if view is not None else obs, dtype=np.float32)
+        if raw.ndim != 2 or raw.shape[1] != self.obs_dim:
+            raise ValueError(f"observation must be (B, {self.obs_dim}), got {raw.shape}")
         if self.features == "none":
-            return obs
-        view = decode(obs)  # decoded once, for both feature sets
-        parts = [obs, draw_features(view)]
+            return raw
+        if view is None:
+            view = decode(raw)
+        parts = [raw, draw_features(view)]
         if self.features == "knock":
             parts.append(knock_features(view))
         return np.concatenate(parts, axis=1)

@@ -26,6 +26,7 @@ import hashlib
 import os
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +37,34 @@ from hgin_env.actions import NUM_ACTIONS
 from hgin_env.observation import OBS_DIM
 
 from .model import PolicyValueNet, masked_logits, sample_masked
+from .view import ObsView, decode
 
 FORMAT = "hgin-torch-agent"
 VERSION = 2
 #: The first version whose files carry checksums.
 CHECKSUM_VERSION = 2
 PRETRAINED_PATH = Path(__file__).resolve().parent / "pretrained" / "hgin_default.pt"
+#: Batches of fewer rows than this run the network on one torch thread.  A small
+#: forward pass is over before a second thread has started, so on a 2-core machine one
+#: decision took 20x longer on torch's default two threads (bench/bench_latency.py
+#: measures the crossover: one thread is faster up to about 128 rows on an idle 2-core
+#: machine, and at every size when the other core is busy).
+SMALL_BATCH = 128
+
+
+@contextmanager
+def torch_threads(n: int) -> Iterator[None]:
+    """Run the block on ``n`` torch CPU threads, then give the caller back its own count
+    (``n <= 0`` changes nothing)."""
+    before = torch.get_num_threads()
+    if n <= 0 or n == before:
+        yield
+        return
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 class CheckpointError(ValueError):
@@ -56,7 +79,9 @@ class TorchAgent:
 
     ``greedy=True`` plays the most likely legal action; otherwise it samples
     from the masked policy, from ``rng`` when one is given (reproducible) or
-    from the agent's own seeded generator.
+    from the agent's own seeded generator.  On the CPU, batches of fewer than
+    ``small_batch`` rows run on one torch thread (see :data:`SMALL_BATCH`; 0 keeps the
+    caller's thread count for every batch).
     """
 
     def __init__(
@@ -66,37 +91,47 @@ class TorchAgent:
         device: str | torch.device = "cpu",
         name: str = "torch",
         seed: int | None = None,
+        small_batch: int = SMALL_BATCH,
     ) -> None:
         self.device = torch.device(device)
         self.model = model.to(self.device).eval()
         self.greedy = greedy
         self.name = name
+        self.small_batch = int(small_batch)
         self._rng = np.random.default_rng(seed)
         self.meta: dict[str, Any] = {}
 
+    def threads_for(self, rows: int) -> int:
+        """The torch threads a batch of ``rows`` runs on: 1 for a small CPU batch, else 0
+        (the caller's setting)."""
+        return 1 if self.device.type == "cpu" and rows < self.small_batch else 0
+
     def policy(self, obs: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """Action probabilities (B, 108) (zero on illegal actions) and values (B,)."""
-        x, m = self._tensors(obs)
-        with torch.inference_mode():
+        x, m = self._tensors(decode(obs))
+        with torch_threads(self.threads_for(x.shape[0])), torch.inference_mode():
             logits, value = self.model(x)
             probs = torch.softmax(masked_logits(logits, m), dim=-1)
         return probs.cpu().numpy(), value.cpu().numpy()
 
     def act(self, obs: dict[str, np.ndarray], rng: np.random.Generator | None = None) -> np.ndarray:
-        mask = np.asarray(obs["action_mask"])
+        view = decode(obs)  # once: the features read this view, not the raw batch again
+        mask = view.mask
+        if mask is None:
+            raise ValueError("a torch agent needs the action mask with the observation")
         if mask.shape[0] == 0:
             return np.zeros(0, np.int64)
         empty = ~mask.any(axis=1)
         if empty.any():
             row = int(np.flatnonzero(empty)[0])
             raise ValueError(f"game {row} has no legal action (all-zero action mask)")
-        x, m = self._tensors(obs)
+        x, m = self._tensors(view)
         gen = None
         if not self.greedy:
             source = rng if rng is not None else self._rng
             gen = torch.Generator(device=self.device)
             gen.manual_seed(int(source.integers(0, 2**63 - 1)))
-        with torch.inference_mode():
+        with torch_threads(self.threads_for(mask.shape[0])), torch.inference_mode():
             logits, _ = self.model(x)
             action, _ = sample_masked(logits, m, gen, greedy=self.greedy)
         out = action.cpu().numpy().astype(np.int64)
@@ -104,9 +139,12 @@ class TorchAgent:
             raise RuntimeError("TorchAgent produced an illegal action")
         return out
 
-    def _tensors(self, obs: dict[str, np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
-        x = torch.from_numpy(self.model.featurize(obs["observation"])).to(self.device)
-        mask = np.asarray(obs["action_mask"])
+    def _tensors(self, view: ObsView) -> tuple[torch.Tensor, torch.Tensor]:
+        """The network's input and the action mask as tensors, from one decoded view."""
+        if view.mask is None:
+            raise ValueError("a torch agent needs the action mask with the observation")
+        x = torch.from_numpy(self.model.featurize(view)).to(self.device)
+        mask = view.mask
         if not mask.flags.writeable:  # the engine's mask is read-only; torch wants to own one
             mask = mask.copy()
         m = torch.as_tensor(mask, device=self.device)
@@ -294,5 +332,5 @@ def unpack_array(packed: dict[str, Any]) -> np.ndarray:
 
 __all__ = ["FORMAT", "PRETRAINED_PATH", "VERSION", "CheckpointError", "TorchAgent",
            "atomic_save", "checksums", "load_checkpoint", "load_torch_agent", "make_checkpoint",
-           "model_from_checkpoint", "pack_array", "save_agent", "unpack_array",
-           "verify_checksums"]
+           "model_from_checkpoint", "pack_array", "save_agent", "torch_threads",
+           "unpack_array", "verify_checksums"]

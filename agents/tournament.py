@@ -45,6 +45,11 @@ DEFAULT_MATCHES = 200
 PLOT_FORMATS = ("png", "svg", "pdf")
 #: Perceptually uniform and readable with every common colour-vision deficiency.
 HEATMAP_CMAP = "cividis"
+#: Agent names longer than this are shortened in the tables and the heatmap (the JSON,
+#: CSV and records keep them whole).
+NAME_WIDTH = 32
+#: Inches kept free around the heatmap's outermost text.
+_FIG_MARGIN = 0.08
 _RATE_KINDS = ("match", "column", "hand")
 _RATE_FIELDS = ("rate", "low", "high", "successes", "trials", "design_effect")
 
@@ -190,29 +195,40 @@ class TournamentResult:
 
         table = Table(title=f"Hollywood round robin — {self.title()} — win rates of A, "
                             "95% intervals (pair-clustered Wilson)")
-        table.add_column("A")
-        table.add_column("B")
+        self._name_columns(table, "A", "B")
         for name in ("matches", "match win", "column win", "hand win"):
             table.add_column(name, justify="right")
+        shown = self.shown_names()
         for p in self.pairs:
             s = p.summary()
-            table.add_row(s["a"], s["b"], str(s["matches"]),
+            table.add_row(shown[s["a"]], shown[s["b"]], str(s["matches"]),
                           *(_fmt_rate(s[kind]) for kind in _RATE_KINDS))
         return table
+
+    def _name_columns(self, table: Any, *headers: str) -> None:
+        """Agent-name columns as wide as the longest shown name, never wrapped: the other
+        columns give way first, so a name is not cut or folded mid-word."""
+        width = max(len(name) for name in self.shown_names().values())
+        for header in headers:
+            table.add_column(header, no_wrap=True, min_width=width)
+
+    def shown_names(self) -> dict[str, str]:
+        """Each agent's name as the tables and the heatmap show it (:func:`short_names`)."""
+        return short_names(self.agents)
 
     def hand_table(self) -> Any:
         """A :class:`rich.table.Table` of gin, undercut, points and dead-hand figures."""
         from rich.table import Table
 
         table = Table(title="Hands (A / B)")
-        table.add_column("A")
-        table.add_column("B")
+        self._name_columns(table, "A", "B")
         for name in ("hands/match", "gin", "undercut", "pts/hand", "net pts/hand", "dead"):
             table.add_column(name, justify="right")
+        shown = self.shown_names()
         for p in self.pairs:
             s = p.summary()
             table.add_row(
-                s["a"], s["b"], f"{s['hands_per_match']:.1f}",
+                shown[s["a"]], shown[s["b"]], f"{s['hands_per_match']:.1f}",
                 f"{100 * s['a_gin_rate']:.1f}% / {100 * s['b_gin_rate']:.1f}%",
                 f"{100 * s['a_undercut_rate']:.1f}% / {100 * s['b_undercut_rate']:.1f}%",
                 f"{s['a_points_per_hand']:.1f} / {s['b_points_per_hand']:.1f}",
@@ -225,14 +241,15 @@ class TournamentResult:
         from rich.table import Table
 
         table = Table(title="Elo (Bradley–Terry fit to match results, mean 1500)")
-        table.add_column("agent")
+        self._name_columns(table, "agent")
         table.add_column("Elo", justify="right")
         table.add_column("match win vs field", justify="right")
         mat = self.win_matrix()
+        shown = self.shown_names()
         for i, name in sorted(enumerate(self.agents), key=lambda x: -self.elo.get(x[1], 0)):
             row = mat[i][~np.isnan(mat[i])]
             field_rate = f"{100 * row.mean():.1f}%" if row.size else "-"
-            table.add_row(name, f"{self.elo.get(name, float('nan')):.0f}", field_rate)
+            table.add_row(shown[name], f"{self.elo.get(name, float('nan')):.0f}", field_rate)
         return table
 
     def print(self, console: Any = None) -> None:
@@ -249,6 +266,9 @@ class TournamentResult:
             "gin: share of hands won by gin; undercut: share of the opponent's knocks "
             "undercut; pts/hand: awards won per hand dealt; dead: hands with no winner."
         )
+        for name, shown in self.shown_names().items():
+            if shown != name:  # the whole name once, where it cannot break a table
+                console.print(f"{shown} = {name}", soft_wrap=True, highlight=False)
 
     def plot(self, path: str | Path) -> Path:
         """Write the win-rate heatmap to ``path``; see :func:`plot_heatmap`."""
@@ -269,10 +289,11 @@ def plot_format(path: str | Path) -> str:
 def heatmap_figure(result: TournamentResult) -> Any:
     """A :class:`matplotlib.figure.Figure` of match win rates, row agent vs column agent.
 
-    Each cell prints the rate and its 95% pair-clustered interval; the
-    colormap is :data:`HEATMAP_CMAP` (perceptually uniform, colour-blind
-    safe); the title names the rule profile, the matches per pairing and
-    the seed.  Built without pyplot, so no global backend is touched.
+    Agents are labelled by :func:`short_name`, and the figure is sized so that no
+    label is clipped (:func:`fit_texts`).  Each cell prints the rate and its 95%
+    pair-clustered interval; the colormap is :data:`HEATMAP_CMAP` (perceptually
+    uniform, colour-blind safe); the title names the rule profile, the matches per
+    pairing and the seed.  Built without pyplot, so no global backend is touched.
     """
     import matplotlib
     from matplotlib.figure import Figure
@@ -280,7 +301,8 @@ def heatmap_figure(result: TournamentResult) -> Any:
     rate, low, high = result.interval_matrix()
     k = len(result.agents)
     cmap = matplotlib.colormaps[HEATMAP_CMAP].with_extremes(bad="0.92")
-    labels = [f"{a}\n(Elo {result.elo.get(a, float('nan')):.0f})" for a in result.agents]
+    shown = result.shown_names()
+    labels = [f"{shown[a]}\n(Elo {result.elo.get(a, float('nan')):.0f})" for a in result.agents]
     fig = Figure(figsize=(1.9 * k + 2.8, 1.5 * k + 2.2), layout="constrained")
     ax = fig.add_subplot()
     image = ax.imshow(np.ma.masked_invalid(rate), cmap=cmap, vmin=0.0, vmax=1.0)
@@ -303,7 +325,32 @@ def heatmap_figure(result: TournamentResult) -> Any:
                  "cells: rate [95% interval, pair-clustered Wilson]", fontsize=10)
     bar = fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     bar.set_label("match win rate")
+    fit_texts(fig)
     return fig
+
+
+def fit_texts(fig: Any, tries: int = 6) -> None:
+    """Enlarge ``fig`` until every text lies inside it, ``_FIG_MARGIN`` from its edges.
+
+    Constrained layout only moves artists within the figure's size; with long
+    agent names the tick labels need more than that, and the axis label
+    ("agent") would be clipped at the left edge.  The figure grows by what
+    sticks out (the layout is redone each time), so nothing is cut off in any
+    format and the figure keeps its size when everything fits.
+    """
+    import warnings
+
+    for _ in range(tries):
+        with warnings.catch_warnings():  # "axes sizes collapsed": what the growing fixes
+            warnings.filterwarnings("ignore", message="constrained_layout not applied")
+            fig.draw_without_rendering()
+        tight = fig.get_tightbbox()  # inches
+        width, height = fig.get_size_inches()
+        over_x = max(0.0, _FIG_MARGIN - tight.x0) + max(0.0, tight.x1 + _FIG_MARGIN - width)
+        over_y = max(0.0, _FIG_MARGIN - tight.y0) + max(0.0, tight.y1 + _FIG_MARGIN - height)
+        if over_x <= 1e-3 and over_y <= 1e-3:
+            return
+        fig.set_size_inches(width + over_x + _FIG_MARGIN, height + over_y + _FIG_MARGIN)
 
 
 def plot_heatmap(result: TournamentResult, path: str | Path) -> Path:
@@ -328,6 +375,40 @@ def _fmt_rate(r: dict[str, float]) -> str:
     if not r["trials"]:
         return "-"
     return f"{100 * r['rate']:.1f}% [{100 * r['low']:.1f}, {100 * r['high']:.1f}]"
+
+
+def short_name(name: str, width: int = NAME_WIDTH) -> str:
+    """``name`` as a table or the heatmap shows it, at most ``width`` characters.
+
+    A long path (``ckpt:`` spec or not) keeps its parent folder and file name
+    (``ckpt:…/quick/agent_final.pt``): that is what tells two checkpoints of a run apart,
+    and a path that long would otherwise fold mid-word in a table or push a heatmap label
+    off the figure.  Anything still too long keeps its start and its end.
+    """
+    if len(name) <= width:
+        return name
+    prefix = "ckpt:" if name.startswith("ckpt:") else ""
+    parts = [part for part in name[len(prefix):].replace("\\", "/").split("/") if part]
+    if len(parts) > 2:
+        tail = f"{prefix}…/{'/'.join(parts[-2:])}"
+        if len(tail) <= width:
+            return tail
+    if len(parts) > 1:
+        tail = f"{prefix}…/{parts[-1]}"
+        if len(tail) <= width:
+            return tail
+    head = max(1, (width - 1) // 3)
+    return f"{name[:head]}…{name[-(width - 1 - head):]}"
+
+
+def short_names(names: Sequence[str], width: int = NAME_WIDTH) -> dict[str, str]:
+    """Each name to its :func:`short_name`; names whose short forms would coincide stay
+    whole, so the tables never show two agents under one name."""
+    short = {name: short_name(name, width) for name in names}
+    count: dict[str, int] = {}
+    for value in short.values():
+        count[value] = count.get(value, 0) + 1
+    return {name: value if count[value] == 1 else name for name, value in short.items()}
 
 
 def unique_names(specs: Sequence[str | Agent]) -> list[str]:

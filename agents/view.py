@@ -64,11 +64,19 @@ class ObsView:
         return int(self._source.shape[0] if self._rows is None else self._rows.shape[0])
 
     def take(self, rows: np.ndarray) -> ObsView:
-        """The view of a subset of the games; each field decodes just those rows."""
+        """The view of a subset of the games; each field decodes just those rows.  Every row,
+        in order, is this view itself, so the fields it has decoded are not decoded again."""
         rows = np.asarray(rows)
-        if self._rows is not None:
-            rows = self._rows[rows]
-        return ObsView(self._source, self._mask_source, rows)
+        if rows.shape == (self.size,) and np.array_equal(rows, np.arange(self.size)):
+            return self
+        absolute = rows if self._rows is None else self._rows[rows]
+        sub = ObsView(self._source, self._mask_source, absolute)
+        # What this view has decoded, the subset reuses (every field is one row per game),
+        # so the network's two feature sets never decode a slice of a row twice.
+        for name, value in vars(self).items():
+            if value is not None and isinstance(getattr(ObsView, name, None), cached_property):
+                vars(sub)[name] = value[rows]
+        return sub
 
     # ------------------------------------------------------------------ helpers
     def _cols(self, start: int, stop: int) -> np.ndarray:
@@ -97,7 +105,7 @@ class ObsView:
 
     @cached_property
     def _masks(self) -> np.ndarray:
-        bits = np.stack([self.hand_bits, self._bits("top_discard"),
+        bits = np.stack([self.hand_bits, self._top_slice > 0.5,
                          self._bits("pile_below_top"), self.opp_known_bits, self.unseen_bits,
                          self.forbidden_bits], axis=1)
         return pack_masks(bits)  # (B, 6)
@@ -112,14 +120,18 @@ class ObsView:
         return self._masks[:, 0]
 
     @cached_property
+    def _top_slice(self) -> np.ndarray:
+        return self._slice("top_discard")
+
+    @cached_property
     def has_top(self) -> np.ndarray:
         """Whether the discard pile has a top card."""
-        return self._slice("top_discard").max(axis=1) > 0.5
+        return self._top_slice.max(axis=1) > 0.5
 
     @cached_property
     def top(self) -> np.ndarray:
         """The top discard's card id, -1 for an empty pile."""
-        return np.where(self.has_top, np.argmax(self._slice("top_discard"), axis=1),
+        return np.where(self.has_top, np.argmax(self._top_slice, axis=1),
                         -1).astype(np.int64)
 
     @cached_property

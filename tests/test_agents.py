@@ -374,3 +374,62 @@ def test_row_generators_draw_exactly_as_one_row_at_a_time(spec: str) -> None:
         game.step(noise.argmax(axis=1))
     with pytest.raises(ValueError, match="per row"):
         RowGenerators([np.random.default_rng(0)]).random(3)
+
+
+def _threads_in_forward(agent) -> list[int]:
+    """Record the torch thread count every forward pass of ``agent``'s network runs on."""
+    import torch
+
+    seen: list[int] = []
+    agent.model.register_forward_pre_hook(lambda module, args: seen.append(
+        torch.get_num_threads()))
+    return seen
+
+
+def test_small_batches_run_on_one_thread_and_restore_the_callers_setting() -> None:
+    torch = pytest.importorskip("torch")
+    from agents.model import PolicyValueNet
+    from agents.torch_agent import SMALL_BATCH, TorchAgent
+
+    agent = TorchAgent(PolicyValueNet(hidden=[16]), greedy=False, seed=0)
+    seen = _threads_in_forward(agent)
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(3)
+        small = VectorGame(1, "friendly", seed=0).observe()
+        agent.act(small)
+        agent.policy(small)
+        assert seen == [1, 1]  # the small-batch path
+        assert torch.get_num_threads() == 3  # what the caller had
+        agent.act(VectorGame(SMALL_BATCH, "friendly", seed=0).observe())
+        assert seen[-1] == 3  # a large batch keeps the caller's threads
+        agent.small_batch = 0  # the switch off: every batch on the caller's threads
+        agent.act(small)
+        assert seen[-1] == 3 and torch.get_num_threads() == 3
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_thread_count_is_restored_when_the_forward_pass_fails() -> None:
+    torch = pytest.importorskip("torch")
+    from agents.model import PolicyValueNet
+    from agents.torch_agent import TorchAgent, torch_threads
+
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        with pytest.raises(RuntimeError, match="boom"), torch_threads(1):
+            assert torch.get_num_threads() == 1
+            raise RuntimeError("boom")
+        assert torch.get_num_threads() == 2
+        agent = TorchAgent(PolicyValueNet(hidden=[16]))
+
+        def fail(module, args) -> None:
+            raise RuntimeError("boom")
+
+        agent.model.register_forward_pre_hook(fail)
+        with pytest.raises(RuntimeError, match="boom"):
+            agent.act(VectorGame(1, "friendly", seed=0).observe())
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)

@@ -158,3 +158,40 @@ def test_a_failed_write_is_one_line_and_exit_1(tmp_path, capsys, monkeypatch) ->
     err = capsys.readouterr().err
     assert f"wrote {tmp_path / 'r.json'}" in err
     assert f"could not write {tmp_path / 'r.csv'}: [Errno 28] No space left on device" in err
+
+
+def test_names_label_the_agents_everywhere(tmp_path, capsys) -> None:
+    out = tmp_path / "named.json"
+    code = evaluate.main(["--agents", "random", "simple", "--names", "rnd", "smp",
+                          "--matches", "2", "--no-progress", "--json", str(out)])
+    assert code == 0
+    data = json.loads(out.read_text())
+    assert data["agents"] == ["rnd", "smp"]
+    assert (data["pairs"][0]["a"], data["pairs"][0]["b"]) == ("rnd", "smp")
+    table = capsys.readouterr().out
+    assert "rnd" in table and "smp" in table
+
+
+@pytest.mark.parametrize(("names", "message"), [
+    (["one"], "--names gives 1 name(s) for 2 agent(s)"),
+    (["same", "same"], "--names must be distinct"),
+])
+def test_bad_names_are_refused_before_the_first_match(capsys, no_matches, names,
+                                                      message) -> None:
+    with pytest.raises(SystemExit) as exc:
+        evaluate.main(["--agents", "random", "simple", "--names", *names, "--no-progress"])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_closed_output_pipe_still_writes_the_plot(tmp_path) -> None:
+    """``evaluate.py ... --plot out.png | head``: the reader is gone, the heatmap is not."""
+    plot = tmp_path / "out.png"
+    proc = _run_cli("--agents", "random", "simple", "--matches", "2", "--no-progress",
+                    "--plot", str(plot))
+    proc.stdout.close()
+    err = proc.stderr.read()
+    proc.wait(timeout=120)
+    assert proc.returncode == evaluate.EXIT_BROKEN_PIPE == 141
+    assert f"wrote {plot}" in err and err.endswith("evaluate.py: output pipe closed, stopped\n")
+    assert plot.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")

@@ -226,3 +226,67 @@ def test_unique_names_progress_and_errors() -> None:
             run_tournament(["simple", "random"], matches=bad)
     with pytest.raises(ValueError, match="one to one"):
         run_tournament(["simple", "random"], matches=2, names=["x"])
+
+
+def test_short_names_keep_a_checkpoints_folder_and_file() -> None:
+    from agents.tournament import NAME_WIDTH, short_name, short_names
+
+    path = "ckpt:runs/a_long_experiment_name_2026/agents/update_00420.pt"
+    assert short_name(path) == "ckpt:…/agents/update_00420.pt"
+    # A parent folder too long to keep: the file name alone.
+    assert short_name("runs/a_long_experiment_name_2026/agent_final.pt") == "…/agent_final.pt"
+    assert short_name("strong") == "strong"
+    plain = "x" * 100
+    assert len(short_name(plain)) == NAME_WIDTH and "…" in short_name(plain)
+    for name in (path, plain, "ckpt:" + "d/" * 40 + "f" * 60 + ".pt"):
+        assert len(short_name(name)) <= NAME_WIDTH
+    # Two checkpoints whose short forms would coincide keep their whole names.
+    twins = ["ckpt:runs/one_long_experiment_name/agents/update_1.pt",
+             "ckpt:runs/two_long_experiment_name/agents/update_1.pt"]
+    assert short_names(twins) == {name: name for name in twins}
+
+
+def test_long_names_are_shortened_in_the_tables_and_given_whole_once() -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    long = "ckpt:runs/some_really_long_experiment_name_2026_11_30/agents/update_00420.pt"
+    res = run_tournament(["simple", "random"], matches=2, seed=0, names=[long, "random"],
+                         progress=False)
+    buffer = StringIO()
+    res.print(Console(file=buffer, width=100))
+    text = buffer.getvalue()
+    assert text.count("ckpt:…/agents/update_00420.pt") == 4  # three tables and the legend
+    assert text.count(long) == 1  # the legend line, whole, never folded
+    assert f"ckpt:…/agents/update_00420.pt = {long}" in text
+    assert res.to_json()["agents"][0] == long  # the files keep the name
+
+
+@pytest.mark.parametrize("whole", [False, True])
+def test_heatmap_never_clips_a_label_even_with_a_very_long_name(monkeypatch, tmp_path,
+                                                                whole) -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.text import Text
+    from PIL import Image
+
+    long = "ckpt:runs/" + "a_very_long_experiment_name_" * 5 + "/agents/update_00420.pt"
+    res = run_tournament(["simple", "random"], matches=2, seed=0,
+                         names=[long, "another_agent_with_a_long_name_" * 3], progress=False)
+    if whole:  # the layout alone, with names nothing shortens
+        monkeypatch.setattr(TournamentResult, "shown_names",
+                            lambda self: {a: a for a in self.agents})
+    fig = heatmap_figure(res)
+    FigureCanvasAgg(fig)
+    fig.set_dpi(150)  # as saved
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text()]
+    assert {"agent", "opponent"} <= {t.get_text() for t in texts}
+    for t in texts:
+        box = t.get_window_extent(renderer)
+        assert (box.x0 >= fig.bbox.x0 and box.y0 >= fig.bbox.y0 and box.x1 <= fig.bbox.x1
+                and box.y1 <= fig.bbox.y1), t.get_text()[:40]
+    path = res.plot(tmp_path / "long.png")  # the saved file is that whole figure
+    width, height = fig.get_size_inches() * 150
+    assert Image.open(path).size == (int(width), int(height))

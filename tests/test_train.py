@@ -954,7 +954,71 @@ def test_status_line_labels_its_figures() -> None:
     assert "imitation (teacher-move accuracy 92%)" in line
     assert "eval at update 25: match wins vs simple 66%, strong 52%" in line
     assert "12.3k steps/s" in line and "entropy 1.23" in line
-    assert "imitation" not in train.status_line({"loss/entropy": 1.0}, 1.0, {}, 0)
+    # The phase stays on the line after imitation: PPO, kickstarted or not.
+    ppo = train.status_line({"loss/entropy": 1.0, "schedule/imitate": 0.0}, 1.0, {}, 0)
+    assert ppo.startswith("ppo  ") and "imitation" not in ppo
+    kick = train.status_line({"schedule/imitate": 0.0, "schedule/kickstart": 0.25}, 1.0, {}, 0)
+    assert kick.startswith("ppo, kickstarted (teacher weight 0.25)")
+    assert train.status_line({"schedule/imitate": 1.0}, 1.0, {}, 0).startswith("imitation")
+
+
+def test_progress_lines_name_the_phase_of_every_update(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture) -> None:
+    from agents.cli import train
+
+    cfg_path = tmp_path / "tiny.toml"
+    cfg_path.write_text(TINY_TOML.format(rules='"friendly"'))
+    # 128 steps per update: the first update imitates, the second is PPO.
+    assert train.main(["--config", str(cfg_path), "--logdir", str(tmp_path / "run"),
+                       "--no-progress", "--set", 'imitation.teacher="strong"',
+                       "--set", "imitation.steps=128",
+                       "--set", "run.total_steps=256"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines()
+             if line.startswith("update ")]
+    assert "imitation (teacher-move accuracy" in lines[0]
+    assert "256/256 steps  ppo  " in lines[-1]
+
+
+def test_threads_help_says_what_zero_means(capsys: pytest.CaptureFixture) -> None:
+    from agents.cli import train
+
+    with pytest.raises(SystemExit):
+        train.parse_args(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--threads THREADS torch CPU threads (overrides run.threads; 0 leaves torch's " \
+           "default, one per core)" in text
+
+
+def test_resume_names_every_changed_setting_and_keeps_the_original_config(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from agents.cli import train
+
+    _, logdir = tiny_run(tmp_path)
+    original = (logdir / "config.toml").read_text()
+    latest = logdir / "checkpoints" / "latest.pt"
+    capsys.readouterr()
+    assert train.main(["--resume", str(latest), "--total-steps", "384", "--no-progress",
+                       "--set", "ppo.lr=1e-3"]) == 0
+    err = capsys.readouterr().err
+    assert "resume: ppo.lr changed: 0.0003 -> 0.001" in err
+    assert "resume: run.total_steps changed: 256 -> 384" in err
+    assert sum(line.startswith("resume: ") and "changed" in line
+               for line in err.splitlines()) == 2
+    assert (logdir / "config.toml").read_text() == original
+    first = (logdir / "config.resume-1.toml").read_text()
+    header = [line for line in first.splitlines() if line.startswith("#")]
+    assert "#   ppo.lr = 0.001  (was 0.0003)" in header
+    assert "#   run.total_steps = 384  (was 256)" in header
+    resumed = load_config(logdir / "config.resume-1.toml")
+    assert resumed["ppo"]["lr"] == 1e-3 and resumed["run"]["total_steps"] == 384
+    assert resumed == load_checkpoint(latest)["config"]
+    # A second resume is number 2, compared with the config the first one left.
+    assert train.main(["--resume", str(latest), "--total-steps", "512", "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert "ppo.lr" not in err and "run.total_steps changed: 384 -> 512" in err
+    second = (logdir / "config.resume-2.toml").read_text()
+    assert "#   run.total_steps = 512  (was 384)" in second
+    assert (logdir / "config.toml").read_text() == original
 
 
 def test_budget_is_not_overshot_and_the_clock_survives_resume(

@@ -119,3 +119,68 @@ def test_featurize_reuses_one_decoding(observations) -> None:
     x = model.featurize(obs)
     np.testing.assert_array_equal(x[:, obs.shape[1]:],
                                   np.concatenate([draw_features(obs), knock_features(obs)], 1))
+
+
+#: The pretrained agent on 480 seeded positions, recorded before ``TorchAgent.act`` decoded
+#: the observation once and handed the view to the features (and before small batches
+#: ran on one thread): actions, raw logits and values, and ``policy``'s output.
+DECODE_ONCE = {"positions": 480, "actions": "22504222fa0575ed", "logits": "fabee275b44588d7",
+               "policy": "273b583ffa907afd"}
+
+
+def _positions() -> tuple[np.ndarray, np.ndarray]:
+    """480 positions: every fourth step of 16 games x 40 steps, each profile."""
+    obs, masks = [], []
+    for i, profile in enumerate(("friendly", "classic", "bonus")):
+        game = VectorGame(16, profile, seed=500 + i)
+        rng = np.random.default_rng(50 + i)
+        for t in range(40):
+            ob = game.observe()
+            if t % 4 == 0:
+                obs.append(np.array(ob["observation"]))
+                masks.append(np.array(ob["action_mask"]))
+            game.step(_uniform_legal(ob["action_mask"], rng))
+    return np.concatenate(obs), np.concatenate(masks)
+
+
+@pytest.mark.skipif(not PRETRAINED_PATH.exists(), reason="no shipped pretrained agent")
+def test_decoding_once_leaves_every_move_and_logit_unchanged() -> None:
+    obs, mask = _positions()
+    assert obs.shape[0] == DECODE_ONCE["positions"]
+    agent = load_torch_agent(PRETRAINED_PATH)
+    batch = {"observation": obs, "action_mask": mask}
+    actions = agent.act(batch)
+    assert digest(actions) == DECODE_ONCE["actions"]
+    for x in (agent.model.featurize(obs), agent.model.featurize(decode(batch))):
+        with torch.inference_mode():
+            logits, value = agent.model(torch.from_numpy(x))
+        assert digest(logits.numpy(), value.numpy()) == DECODE_ONCE["logits"]
+    assert digest(*agent.policy(batch)) == DECODE_ONCE["policy"]
+    # One position at a time (the one-thread path) plays the same moves.
+    one = [agent.act({"observation": obs[i:i + 1], "action_mask": mask[i:i + 1]})[0]
+           for i in range(0, obs.shape[0], 3)]
+    np.testing.assert_array_equal(one, actions[::3])
+
+
+def test_act_decodes_each_slice_of_each_row_once(monkeypatch) -> None:
+    """``act`` decodes once: the features of both sets read the same view, and a subset
+    view reuses what its parent decoded, so no observation entry is read twice."""
+    from agents.torch_agent import TorchAgent
+    from agents.view import ObsView
+    from hgin_env import actions as A
+
+    obs, mask = _positions()
+    phases = set(decode(obs).phase.tolist())  # offers, draws and discards
+    assert {A.PHASE_OFFER_NONDEALER, A.PHASE_DRAW, A.PHASE_DISCARD} <= phases
+    reads = np.zeros(obs.shape, np.int64)
+    real = ObsView._cols
+
+    def counting(self: ObsView, start: int, stop: int) -> np.ndarray:
+        rows = np.arange(obs.shape[0]) if self._rows is None else self._rows
+        reads[rows, start:stop] += 1
+        return real(self, start, stop)
+
+    monkeypatch.setattr(ObsView, "_cols", counting)
+    agent = TorchAgent(PolicyValueNet(hidden=[8], features="knock"))
+    agent.act({"observation": obs, "action_mask": mask})
+    assert reads.max() == 1

@@ -9,8 +9,10 @@ TOML file; ``--print-config`` prints the resolved config to copy and edit.
 ``--opponent SPEC`` trains against that one frozen agent only and evaluates
 against it (a best response: ``--config best_response``).
 
-Writes to the log directory: ``config.toml`` (the resolved config),
-TensorBoard scalars, ``checkpoints/latest.pt`` (the full training state,
+Writes to the log directory: ``config.toml`` (the resolved config; a resume
+leaves it as it is, names every setting it changes on stderr and writes its own
+full config to ``config.resume-N.toml``, headed by those changes), TensorBoard
+scalars, ``checkpoints/latest.pt`` (the full training state,
 atomically replaced every ``run.checkpoint_every`` updates and on Ctrl-C /
 SIGTERM), ``agent_final.pt`` and ``agent_best.pt`` (model-only agents for
 ``make_agent("ckpt:PATH")``), ``agents/update_NNNNN.pt`` at each evaluation,
@@ -92,7 +94,9 @@ def parse_args(argv: list[str] | None = None, prog: str = PROG) -> argparse.Name
     p.add_argument("--total-steps", type=_integer,
                    help="overrides run.total_steps (the run ends at the last whole update "
                         "within it)")
-    p.add_argument("--threads", type=_integer, help="torch CPU threads (overrides run.threads)")
+    p.add_argument("--threads", type=_integer,
+                   help="torch CPU threads (overrides run.threads; 0 leaves torch's default, "
+                        "one per core)")
     p.add_argument("--opponent", metavar="SPEC",
                    help="train against this agent spec only (random, simple, strong, "
                         "pretrained, ckpt:PATH), frozen, and evaluate against it; --set "
@@ -157,6 +161,59 @@ def check_resume_config(saved: dict[str, Any], cfg: dict[str, Any], path: str) -
                              "and that setting cannot change within a run")
 
 
+def config_changes(saved: dict[str, Any], cfg: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+    """``(section.key, old, new)`` for every setting of ``cfg`` that differs from the
+    checkpoint's ``saved`` config, in the config's order.  A key the checkpoint lacks (an
+    older version) is compared with its default, which is what that run used."""
+    from agents.train_config import validate
+
+    try:
+        before = validate({s: dict(v) for s, v in saved.items()})
+    except ValueError:  # a section or key this version no longer knows: compare as saved
+        before = saved
+    missing = object()
+    changes = []
+    for section, keys in cfg.items():
+        for key, now in keys.items():
+            old = before.get(section, {}).get(key, missing)
+            if old is missing or old != now:
+                changes.append((f"{section}.{key}", None if old is missing else old, now))
+    return changes
+
+
+def _shown(value: Any) -> str:
+    """A config value as the TOML / ``--set`` text a user would type."""
+    from agents.train_config import _toml_value
+
+    return "(unset)" if value is None else _toml_value(value)
+
+
+def write_resume_config(logdir: Path, cfg: dict[str, Any], saved: dict[str, Any],
+                        changes: list[tuple[str, Any, Any]], source: str,
+                        updates: int) -> Path:
+    """Record a resume without touching the run's original ``config.toml``: the resumed
+    run's full config goes to ``config.resume-N.toml`` (N counting the resumes), headed by
+    the settings it changed.  A log folder without a ``config.toml`` (a resume into a new
+    ``--logdir``) first gets the checkpoint's config there."""
+    from agents.train_config import to_toml
+
+    original = logdir / "config.toml"
+    if not original.exists():
+        original.write_text(to_toml(saved))
+    done = [int(f.name[len("config.resume-"):-len(".toml")])
+            for f in logdir.glob("config.resume-*.toml")
+            if f.name[len("config.resume-"):-len(".toml")].isdigit()]
+    n = max(done, default=0) + 1
+    lines = [f"# Resume {n} of this run: {source}, from update {updates}.",
+             "# The full config of the resumed run; config.toml holds the run's original.",
+             "# Settings changed from the checkpoint's config:" if changes
+             else "# No setting changed from the checkpoint's config."]
+    lines += [f"#   {key} = {_shown(new)}  (was {_shown(old)})" for key, old, new in changes]
+    path = logdir / f"config.resume-{n}.toml"
+    path.write_text("\n".join(lines) + "\n\n" + to_toml(cfg))
+    return path
+
+
 def remove_orphan_temporaries(logdir: Path) -> list[Path]:
     """Delete the temporary files of checkpoint writes a killed run left behind
     (``.latest.pt.*.tmp``, several MB each).  Call only while holding the run's lock."""
@@ -211,15 +268,26 @@ def status_line(out: dict[str, float], rate: float, last_eval: dict[str, dict[st
     """The progress line's middle: what phase the run is in, its speed, its entropy and the
     latest evaluation, each labelled (the imitation figure is the share of the teacher's
     moves the network predicts, not progress)."""
-    parts = []
-    if "imitation/accuracy" in out:
-        parts.append(f"imitation (teacher-move accuracy {100 * out['imitation/accuracy']:.0f}%)")
+    parts = [phase_label(out)]
     parts.append(f"{rate / 1000:.1f}k steps/s")
     parts.append(f"entropy {out.get('loss/entropy', 0):.2f}")
     if last_eval:
         rates = ", ".join(f"{k} {100 * v['win_rate']:.0f}%" for k, v in last_eval.items())
         parts.append(f"eval at update {eval_update}: match wins vs {rates}")
     return "  ".join(parts)
+
+
+def phase_label(out: dict[str, float]) -> str:
+    """The phase an update belongs to (imitation, kickstarted PPO or PPO), with the
+    figure that tells how it goes, so the progress line names it throughout the run."""
+    if "imitation/accuracy" in out or out.get("schedule/imitate", 0.0) > 0:
+        accuracy = out.get("imitation/accuracy")
+        shown = "" if accuracy is None else f" (teacher-move accuracy {100 * accuracy:.0f}%)"
+        return "imitation" + shown
+    kick = out.get("schedule/kickstart", 0.0)
+    if kick > 0:
+        return f"ppo, kickstarted (teacher weight {kick:.2f})"
+    return "ppo"
 
 
 def _minutes(seconds: float) -> str:
@@ -310,6 +378,16 @@ def print_table(results: dict[str, dict[str, float]], title: str) -> None:
     Console().print(table)
 
 
+def final_table_title(agent: Path, rules: object) -> str:
+    """The final table's title: the agent by its folder and file name (the line after the
+    table gives the whole path), so a deep log folder does not fold the title mid-word."""
+    from agents.tournament import short_name
+
+    shown = short_name(str(agent), width=40)
+    rules_name = short_name(str(rules), width=40)
+    return f"{shown}: duplicate matches ({rules_name} rules)"
+
+
 def train(args: argparse.Namespace) -> dict[str, Any]:
     """One training run (or the continuation of one); returns what it did.
 
@@ -360,7 +438,17 @@ def _train_locked(args: argparse.Namespace, cfg: dict[str, Any], ckpt: dict[str,
         torch.set_num_threads(int(run["threads"]))
     if run["device"].startswith("cuda") and not torch.cuda.is_available():
         raise ValueError(f"run.device is {run['device']!r} but CUDA is not available")
-    (logdir / "config.toml").write_text(to_toml(cfg))
+    if ckpt is None:
+        (logdir / "config.toml").write_text(to_toml(cfg))
+    else:
+        changes = config_changes(ckpt["config"], cfg)
+        for key, old, new in changes:
+            print(f"resume: {key} changed: {_shown(old)} -> {_shown(new)}", file=sys.stderr)
+        updates = int(ckpt.get("meta", {}).get("updates", 0))
+        recorded = write_resume_config(logdir, cfg, ckpt["config"], changes, str(args.resume),
+                                       updates)
+        print(f"resume: config written to {recorded} ({logdir / 'config.toml'} is the "
+              "run's original)", file=sys.stderr)
 
     trainer = Trainer(cfg)
     best = {"score": -1.0, "update": -1}
@@ -492,8 +580,7 @@ def _train_locked(args: argparse.Namespace, cfg: dict[str, Any], ckpt: dict[str,
                              record_path=logdir / "records" / "final_eval.jsonl.gz")
         for spec, r in res.items():
             writer.add_scalar(f"final_eval/{spec}_win_rate", r["win_rate"], trainer.env_steps)
-        print_table(res, f"{logdir / 'agent_final.pt'}: duplicate matches "
-                         f"({cfg['env']['rules']} rules)")
+        print_table(res, final_table_title(logdir / "agent_final.pt", cfg["env"]["rules"]))
         result["final_eval"] = res
     writer.close()
     print(f"agent: {logdir / 'agent_final.pt'}  (best by evaluation: {logdir / 'agent_best.pt'})")
