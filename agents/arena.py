@@ -187,6 +187,7 @@ class MatchStats:
     pair: np.ndarray
     a_seat: np.ndarray
     a_won: np.ndarray
+    b_won: np.ndarray
     a_columns: np.ndarray
     b_columns: np.ndarray
     hands: np.ndarray
@@ -212,14 +213,13 @@ class MatchStats:
         out = {}
         for f in fields(self):
             name = f.name
-            if name.startswith("a_") and name != "a_seat" and name != "a_won":
+            if name.startswith("a_") and name != "a_seat":
                 out[name] = getattr(self, "b_" + name[2:])
             elif name.startswith("b_"):
                 out[name] = getattr(self, "a_" + name[2:])
             else:
                 out[name] = getattr(self, name)
         out["a_seat"] = 1 - self.a_seat
-        out["a_won"] = ~self.a_won
         return MatchStats(**out)
 
     def rates(self) -> dict[str, dict[str, float]]:
@@ -448,6 +448,7 @@ class Arena:
             pair=self.pair[done],
             a_seat=a,
             a_won=self.winner_seat[done] == a,
+            b_won=self.winner_seat[done] == b,
             a_columns=by(a, "columns"),
             b_columns=by(b, "columns"),
             hands=self.hands[done],

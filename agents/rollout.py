@@ -211,7 +211,8 @@ def posted_points(game: VectorGame, before: np.ndarray, info: dict[str, np.ndarr
     matches were reset by the step, their last sheet is in ``final_scores``.
     """
     after = game.sheets.scores.sum(axis=2)
-    over = info["match_over"]
+    # A match cut off at the match bound was reset by the step too (never in real play).
+    over = info["match_over"] | info["truncated"]
     if over.any():
         after[over] = info["final_scores"][over].sum(axis=2)
     delta = (after - before).astype(np.float32)
@@ -342,7 +343,7 @@ class RolloutCollector:
             if before is not None:
                 rew = rew + points_coef * posted_points(game, before, info, self.points_scale)
             rewards[t + 1] = rew
-            done[t + 1] = info["match_over"][:, None]
+            done[t + 1] = (info["match_over"] | info["truncated"])[:, None]
             stats.add(info, opp_index, learner_seats, assign.kinds)
             filled += k
         g = stream_gae(learner_dec, other_dec, values, rewards, done, self.gamma,

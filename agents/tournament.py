@@ -529,7 +529,7 @@ def run_tournament(
     finally:
         if bar is not None:
             bar.stop()
-    records = [(p.a, p.b, int(p.stats.a_won.sum()), int((~p.stats.a_won).sum()))
+    records = [(p.a, p.b, int(p.stats.a_won.sum()), int(p.stats.b_won.sum()))
                for p in result.pairs]
     result.elo = elo_from_pairs(names, records)
     result.seconds = time.perf_counter() - start

@@ -274,7 +274,7 @@ def test_match_stats_are_consistent() -> None:
     assert (stats.a_columns + stats.b_columns == 3).all()
     assert (stats.a_gins <= stats.a_hands).all()
     sw = stats.swapped()
-    assert (sw.a_points == stats.b_points).all() and (sw.a_won == ~stats.a_won).all()
+    assert (sw.a_points == stats.b_points).all() and (sw.a_won == stats.b_won).all()
 
 
 def test_simple_beats_random() -> None:

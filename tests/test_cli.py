@@ -52,6 +52,12 @@ def test_each_command_has_its_own_help(command: str) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"usage: hgin {command}")
     assert "--help" in done.stdout and len(done.stdout.splitlines()) > 5
+    assert "exit codes" in done.stdout, f"hgin {command} --help does not list its exit codes"
+    lines = done.stdout.splitlines()
+    undocumented = [line.split()[0] for line, after in zip(lines, [*lines[1:], ""], strict=True)
+                    if line.startswith("  --") and len(line.split()) <= 2
+                    and not after.startswith(" " * 8)]
+    assert not undocumented, f"options without help: {undocumented}"
 
 
 def test_unknown_command_is_a_usage_error() -> None:

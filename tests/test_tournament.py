@@ -35,8 +35,9 @@ def small_tournament() -> TournamentResult:
 
 
 def _same_stats(x: MatchStats, y: MatchStats) -> bool:
-    names = ("pair", "a_seat", "a_won", "a_columns", "b_columns", "hands", "dead", "a_hands",
-             "b_hands", "a_gins", "b_gins", "a_knocks", "b_knocks", "a_points", "b_points")
+    names = ("pair", "a_seat", "a_won", "b_won", "a_columns", "b_columns", "hands", "dead",
+             "a_hands", "b_hands", "a_gins", "b_gins", "a_knocks", "b_knocks", "a_points",
+             "b_points")
     return all(np.array_equal(getattr(x, n), getattr(y, n)) for n in names)
 
 

@@ -53,6 +53,10 @@ heatmap (--plot):
 
 results do not depend on --batch-size: every match draws its random choices
 from its own generator, derived from the seed and the match's index.
+
+exit codes:
+  0 done, 1 an output could not be written, 2 bad arguments, 130 Ctrl-C,
+  141 standard output closed (the files asked for are written first)
 """
 
 
