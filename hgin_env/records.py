@@ -565,8 +565,10 @@ def check_record(record: Any, where: str | None = None, hands: bool = True) -> N
     profile = rules.get("profile", ...)
     need(profile is None or isinstance(profile, str),
          "'rules' must hold 'profile' (a profile name or null)")
-    # Every switch, exactly: a missing one must not silently take this version's default.
-    missing = sorted(set(field_names()) - set(rules["switches"]))
+    # Every switch, exactly: a missing one must not silently take this version's default,
+    # except a switch added after records were first written, whose absence means the one
+    # behaviour hgin had before it (SWITCHES_ADDED_LATER).
+    missing = sorted(set(field_names()) - set(rules["switches"]) - set(SWITCHES_ADDED_LATER))
     unknown = sorted(set(rules["switches"]) - set(field_names()))
     need(not missing, f"rules switch(es) missing: {', '.join(missing)}")
     need(not unknown, f"unknown rules switch(es) {', '.join(unknown)} (a newer hgin?)")
@@ -582,6 +584,19 @@ def check_record(record: Any, where: str | None = None, hands: bool = True) -> N
         for h, hand in enumerate(record["hands"], 1):
             _check_hand(hand, lambda ok, what, step=0, h=h: need(
                 ok, f"hand {h}, step {step}: {what}"), in_play=h == last and in_progress(record))
+
+
+#: Rules switches added after the record format was fixed, with the value every earlier
+#: hgin played by: a record without the switch was written under that value.
+SWITCHES_ADDED_LATER: dict[str, Any] = {"layoff": "optimal"}
+
+
+def record_switches(record: dict[str, Any]) -> dict[str, Any]:
+    """The record's rules switches, with the earlier value of any switch added later."""
+    switches = dict(record["rules"]["switches"])
+    for name, value in SWITCHES_ADDED_LATER.items():
+        switches.setdefault(name, value)
+    return switches
 
 
 def in_progress(record: dict[str, Any]) -> bool:

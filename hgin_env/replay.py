@@ -35,6 +35,7 @@ from .records import (
     check_record,
     in_progress,
     read_records,
+    record_switches,
     result_dict,
     sheet_dict,
     showdown_dict,
@@ -80,7 +81,7 @@ def replay(record: dict[str, Any], listener: Listener | None = None) -> ReplayRe
     check_record(record)
     fail = _Failure(record["match"])
     try:
-        rules = rules_from_dict(dict(record["rules"]["switches"]), source="the record's rules")
+        rules = rules_from_dict(record_switches(record), source="the record's rules")
     except ValueError as err:
         raise fail(1, 0, str(err)) from None
     hands = record["hands"]

@@ -488,3 +488,21 @@ def test_hostile_values_give_short_one_line_errors(records) -> None:
         with pytest.raises(ValueError, match=pattern) as exc:
             replay(record)
         assert len(str(exc.value)) < 500 and "\n" not in str(exc.value)
+
+
+def test_a_record_from_before_a_switch_existed_still_replays() -> None:
+    """Records written before the ``layoff`` switch lack it; they were played under its
+    earlier (and default) value, and still verify."""
+    from agents import make_agent
+    from agents.tournament import run_tournament
+
+    records: list[dict] = []
+    run_tournament([make_agent("random", seed=0), make_agent("simple", seed=0)], 2,
+                   "friendly", seed=1, record=records.append)
+    old = json.loads(json.dumps(records[0]))
+    del old["rules"]["switches"]["layoff"]
+    check_record(old)
+    assert replay(old).hands == replay(records[0]).hands
+    old["rules"]["switches"]["colums"] = 3
+    with pytest.raises(ValueError, match="unknown rules switch"):
+        check_record(old)
