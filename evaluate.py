@@ -5,7 +5,10 @@ The code lives in :mod:`agents.cli.evaluate`; ``python evaluate.py --help`` list
 
 import sys
 
-from agents.cli.evaluate import main
-
 if __name__ == "__main__":
+    try:  # the import takes a moment: a Ctrl-C during it ends with one line too
+        from agents.cli.evaluate import main
+    except KeyboardInterrupt:
+        print("evaluate.py: interrupted", file=sys.stderr)
+        sys.exit(130)
     sys.exit(main())

@@ -24,13 +24,26 @@ int64 (B,)`` where ``obs`` is what ``VectorGame.observe()`` returns.
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .base import Agent, sample_uniform_legal
-from .random_agent import RandomAgent
-from .simple import DeterministicSimpleAgent, SimpleAgent
-from .strong import StrongAgent
+if TYPE_CHECKING:
+    from .base import Agent, sample_uniform_legal
+    from .random_agent import RandomAgent
+    from .simple import DeterministicSimpleAgent, SimpleAgent
+    from .strong import StrongAgent
+
+#: The agent classes, imported on first use (PEP 562): ``import agents`` stays instant, so
+#: ``hgin --help`` answers at once and a Ctrl-C during start-up is caught by the command.
+_LAZY = {"Agent": "base", "sample_uniform_legal": "base", "RandomAgent": "random_agent",
+         "SimpleAgent": "simple", "DeterministicSimpleAgent": "simple", "StrongAgent": "strong"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module 'agents' has no attribute {name!r}")
 
 #: Marks this package as hgin's: ``agents`` is a generic top-level name that other
 #: distributions use too, and :func:`hgin_env.opponent.hgin_agents` checks for this mark.
@@ -67,6 +80,10 @@ def make_agent(spec: str | Agent, seed: int | None = None, rules: Any = None) ->
         if hasattr(spec, "act"):
             return spec
         raise ValueError(f"agent spec must be a string or an agent, got {spec!r}")
+    from .random_agent import RandomAgent
+    from .simple import DeterministicSimpleAgent, SimpleAgent
+    from .strong import StrongAgent
+
     text = spec.strip()
     key = ALIASES.get(text.lower(), text.lower())
     if key == "random":

@@ -326,11 +326,20 @@ class HollywoodGinVectorEnv(VectorEnv):
         reward: str = "columns",
         seat: int | None = None,
         render_mode: str | None = None,
+        max_episode_steps: int | None = None,
     ) -> None:
         if reward not in REWARD_MODES:
             raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        # gymnasium.make_vec passes the registered id's step limit; no legal match reaches
+        # it (MAX_EPISODE_STEPS), and each match already ends by the match bound.
+        if max_episode_steps is not None and (
+                isinstance(max_episode_steps, bool) or not isinstance(max_episode_steps, int)
+                or max_episode_steps < 1):
+            raise ValueError(f"max_episode_steps must be a positive integer or None, got "
+                             f"{max_episode_steps!r}")
+        self.max_episode_steps = max_episode_steps
         self.rules = load_rules(rules)
         self.reward_mode = reward
         self.num_envs = _check_num_envs(num_envs)

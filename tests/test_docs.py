@@ -47,7 +47,7 @@ FENCE = re.compile(r"^```\s*([\w+-]*)\s*$")
 MARKER = re.compile(r"^<!--\s*([\w-]+)\s*:?(.*?)-->\s*$")
 MARKERS = ("not-run", "run-small", "requires")
 CONTINUED = "# continued"
-COMMAND_TIMEOUT_S = 180
+COMMAND_TIMEOUT_S = 420  # a hang guard: the ladder command with search needs ~1 min alone
 
 
 @dataclass
