@@ -147,3 +147,18 @@ def test_a_foreign_agents_package_is_named(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setitem(sys.modules, "agents", impostor)
     with pytest.raises(ValueError, match=r"agents.*/somewhere/site-packages.*not hgin's"):
         load_agent("strong")
+
+
+def test_ctrl_c_during_start_up_is_one_line(tmp_path: Path) -> None:
+    """``hgin train`` interrupted while it still imports torch: exit 130, one line."""
+    import signal
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "agents.cli", "train", "--config", "quick",
+                             "--logdir", str(tmp_path / "run"), "--no-progress"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.4)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and err.strip().count("\n") == 0, err
