@@ -24,7 +24,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-PROFILES = ("friendly", "classic", "bonus")
+PROFILES = ("friendly", "classic", "bonus", "eaai")
 DEFAULT_PROFILE = "friendly"
 #: Where the profiles are, inside the installed package (not a path into a checkout).
 PROFILE_PACKAGE = "hgin_env"
@@ -41,6 +41,7 @@ CHOICES: dict[str, tuple[Any, ...]] = {
     "dead_hand_dealer": ("same", "alternate"),
     "columns": (1, 3),
     "target": (100, 250),
+    "layoff": ("optimal", "declared-greedy"),
 }
 #: Inclusive ranges of the numeric switches that are free within bounds.
 RANGES: dict[str, tuple[int, int]] = {
@@ -75,6 +76,11 @@ class Rules:
     #: Takes from the discard pile (the upcard included) after which the pile is
     #: closed for the rest of the hand; bounds every hand's length.
     max_discard_takes: int = 50
+    #: How the defender's layoffs are found (§7): ``optimal``, the least deadwood over
+    #: every choice; ``declared-greedy``, the EAAI Java referee's procedure (the
+    #: defender declares its melds, then each card in the referee's card order goes
+    #: onto the first knocker meld it fits), see docs/eaai.md.
+    layoff: str = "optimal"
 
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):
@@ -178,7 +184,8 @@ def rules_from_dict(
 
 
 def load_rules(name_or_path: str | Path | Rules | None = None) -> Rules:
-    """Rules from a profile name (``friendly``, ``classic``, ``bonus``) or a TOML path."""
+    """Rules from a profile name (``friendly``, ``classic``, ``bonus``, ``eaai``) or a TOML
+    path."""
     if name_or_path is None:
         name_or_path = DEFAULT_PROFILE
     if isinstance(name_or_path, Rules):

@@ -15,10 +15,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from reference import (
+    all_arrangements,
     defender_best_ref,
     is_meld,
+    java_greedy_layoff,
     layoffs_feasible,
     min_deadwood_ref,
+    showdown_greedy_ref,
     showdown_ref,
     union,
     value,
@@ -34,6 +37,8 @@ RULE_VARIANTS = [
     Rules(gin_bonus=25, undercut_bonus=10),  # classic
     Rules(gin_bonus=20, undercut_bonus=20),
 ]
+GREEDY = Rules(layoff="declared-greedy")
+GREEDY_VARIANTS = [GREEDY, Rules(undercut_bonus=10, layoff="declared-greedy")]
 
 
 def P(text: str) -> int:
@@ -275,3 +280,112 @@ def test_showdown_matches_reference_slow(case, rules):
 @given(st.lists(knock_cases(), min_size=1, max_size=16), st.sampled_from(RULE_VARIANTS))
 def test_showdown_batch_slow(cases, rules):
     _check_batch(cases, rules)
+
+
+# ------------------------------------- layoff = "declared-greedy" (the Java referee)
+
+
+def _check_greedy(knocker: int, defender: int, limit: int, rules: Rules):
+    """The fast greedy showdown against ``showdown_greedy_ref``, and its record checked.
+
+    The record does not say the order the knocker declared its melds in, so the layoffs
+    must be the referee's for *some* order of the reported melds, and the defender's
+    deadwood the least over its own arrangements against that order.
+    """
+    from hgin_env.showdown import showdown
+
+    ctx = _describe(knocker, defender, limit)
+    ref = showdown_greedy_ref(knocker, defender, limit, rules.gin_bonus, rules.undercut_bonus)
+    got = showdown(knocker, defender, rules, knock_limit=limit)
+    k, d, laid = int(got.knocker_deadwood), int(got.defender_deadwood), int(got.layoffs)
+    k_melds = [int(m) for m in got.knocker_melds]
+    d_melds = [int(m) for m in got.defender_melds]
+    ctx += (f"\n  fast: k={k} d={d} award={got.award} layoffs {fmt(laid)!r} knocker "
+            f"{[fmt(m) for m in k_melds]}\n  ref:  k={ref['knocker_deadwood']} "
+            f"d={ref['defender_deadwood']} award={ref['award']} layoffs {fmt(ref['layoffs'])!r} "
+            f"knocker {[fmt(m) for m in ref['knocker_melds']]}")
+    assert bool(got.gin) == ref["gin"], ctx
+    assert (int(got.winner), int(got.award)) == (ref["winner"], ref["award"]), ctx
+    assert d - k == ref["defender_deadwood"] - ref["knocker_deadwood"], ctx
+    for m in k_melds + d_melds:
+        assert is_meld(m), ctx
+    assert value(knocker & ~union(k_melds)) == k <= limit, ctx
+    rest = defender & ~union(d_melds)
+    assert union(d_melds) & defender == union(d_melds) and laid & rest == laid, ctx
+    assert value(rest & ~laid) == d, ctx
+    if got.gin:
+        assert laid == 0 and d == min_deadwood_ref(defender), ctx
+        return got
+    from itertools import permutations
+
+    orders = [o for o in permutations(k_melds)
+              if java_greedy_layoff(o, rest) == laid
+              and d == min(value(r & ~java_greedy_layoff(o, r)) for r in
+                           (defender & ~union(a) for a in all_arrangements(defender)))]
+    assert orders, ctx
+    return got
+
+
+def test_greedy_worked_example():
+    """docs/eaai.md: the referee's order lays off less than hgin's joint optimum."""
+    knocker = P("7C 7H 7S 4D 5D 6D AC 2C 3C 2H")
+    defender = P("7D 8D KC KH QS JS 9C 5S 3H TD")
+    assert value(defender) == 82
+    optimal, _ = _check(knocker, defender, 10, Rules())
+    assert optimal.layoffs == P("7D 8D") and optimal.defender_deadwood == 67
+    # 7D fits the set of sevens and the run 4D 5D 6D; declared set first, it goes onto the
+    # set (the first meld it fits) and 8D has no place.  The knocker declares that order.
+    greedy = _check_greedy(knocker, defender, 10, GREEDY)
+    assert greedy.layoffs == P("7D") and greedy.defender_deadwood == 75
+    assert greedy.award == 75 - 2
+    # Runs first (SimpleGinRummyPlayer's order) the referee lays off both: 67.
+    runs_first = (P("AC 2C 3C"), P("4D 5D 6D"), P("7C 7H 7S"))
+    assert java_greedy_layoff(runs_first, defender) == P("7D 8D")
+
+
+def test_greedy_defender_keeps_fourth_back_to_chain():
+    """Holding one of four nines back lets it carry TH onto the knocker's run."""
+    knocker = P("6H 7H 8H 2C 3C 4C KS KD KC AD")
+    defender = P("9C 9D 9H 9S TH 5S 5D QC JD 3S")
+    got = _check_greedy(knocker, defender, 10, GREEDY)
+    assert got.layoffs == P("9H TH")
+    assert got.defender_deadwood == 5 + 5 + 10 + 10 + 3
+
+
+def test_greedy_chain_after_a_later_card():
+    """3H fits nothing when first scanned; once 4H extends the run the rescan lays it off."""
+    knocker = P("5H 6H 7H 9C 9D 9S AC 2C 3C 4D")
+    defender = P("3H 4H KS QS JD TD 2S 6S 8C 5D")
+    got = _check_greedy(knocker, defender, 10, GREEDY)
+    assert got.layoffs == P("3H 4H")
+    assert got.defender_deadwood == value(defender) - 7
+
+
+@fast_settings(60)
+@given(knock_cases(), st.sampled_from(GREEDY_VARIANTS))
+def test_greedy_showdown_matches_reference(case, rules):
+    _check_greedy(*case, rules)
+
+
+@fast_settings(30)
+@given(st.lists(knock_cases(), min_size=1, max_size=8))
+def test_greedy_batch_matches_scalar(cases):
+    """One batch of mixed hands gives each hand's own greedy showdown."""
+    from hgin_env.showdown import showdown, showdown_batch
+
+    batch = showdown_batch(np.array([c[0] for c in cases], dtype=np.uint64),
+                           np.array([c[1] for c in cases], dtype=np.uint64),
+                           np.array([c[2] for c in cases], dtype=np.int64), GREEDY)
+    for i, (k, d, lim) in enumerate(cases):
+        one = showdown(k, d, GREEDY, knock_limit=lim)
+        got = (int(batch.award[i]), int(batch.winner[i]), int(batch.layoffs[i]),
+               int(batch.defender_deadwood[i]))
+        assert got == (one.award, one.winner, one.layoffs, one.defender_deadwood), _describe(
+            k, d, lim)
+
+
+@pytest.mark.slow
+@slow_settings()
+@given(knock_cases(), st.sampled_from(GREEDY_VARIANTS))
+def test_greedy_showdown_matches_reference_slow(case, rules):
+    _check_greedy(*case, rules)
