@@ -32,6 +32,8 @@ CONFIGS = {
     "straight_gin": ("classic", {"straight_gin": True}, "columns", True),
     "big_gin": ("bonus", {"big_gin": True}, "points", False),
     "one_column": ("classic", {"columns": 1, "big_gin": True, "oklahoma": True}, "match", True),
+    # The EAAI game: one column, the referee's declared-greedy layoffs, no take limit.
+    "eaai": ("eaai", {}, "match", True),
 }
 
 INFO_KEYS = ("hand_over", "dead_hand", "hand_winner", "award", "gin", "big_gin", "undercut",
@@ -46,6 +48,7 @@ EXPECTED = {
     "big_gin": "469f65e5363b49b4aa31cca64185c22f870e4ee2ee31eb7b6b0037874ab373a3",
     "bonus": "09a37d6c5ed787fb49885ed51665c90d99904c5cc55778c84fa5cd845b0f240e",
     "classic": "47c05029966880d0a33c9098eb0e0380217cc0770261e16908dab9a7158f5a04",
+    "eaai": "6c2f19173dccd6e29930e2383a44908596b8b2831f8cc49cb22b887dce428c4f",
     "friendly": "201ff3ed0c09b01aae33803ec5c42346bca369c1c9d4dc3cee4fdcc355b95062",
     "oklahoma": "59c1a69590b67c000eff5b55a75d223c3f9743ed150977c2e7b663c3837b7a15",
     "one_column": "03425d224062fe63d43c3edcdfe83aa5f113d7939c030595126f11d3576da189",
