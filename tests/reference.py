@@ -36,6 +36,7 @@ import sys
 from functools import lru_cache
 from itertools import permutations
 from pathlib import Path
+from typing import Any
 
 try:  # plain ``pytest`` puts only tests/ on sys.path; make the package importable
     import hgin_env  # noqa: F401
@@ -227,6 +228,16 @@ def defender_best_ref(
 # ---------------------------------------------------------------- showdown
 
 
+def _knock_result(k: int, d: int, k_melds: Any, d_melds: Any, laid: Any,
+                  undercut_bonus: int) -> dict[str, Any]:
+    """The award of a non-gin knock (rules §8): the lower deadwood wins the difference; a
+    defender at or below the knocker scores it plus the undercut bonus."""
+    winner, award = (0, d - k) if k < d else (1, undercut_bonus + (k - d))
+    return {"knocker_deadwood": k, "defender_deadwood": d, "gin": False, "winner": winner,
+            "award": award, "knocker_melds": k_melds, "defender_melds": d_melds,
+            "layoffs": laid}
+
+
 def showdown_ref(
     knocker_mask: int,
     defender_mask: int,
@@ -272,20 +283,7 @@ def showdown_ref(
             best = (d - k, k, d, arr, d_melds, laid)
     assert best is not None
     _, k, d, k_melds, d_melds, laid = best
-    if k < d:
-        winner, award = 0, d - k
-    else:
-        winner, award = 1, undercut_bonus + (k - d)
-    return {
-        "knocker_deadwood": k,
-        "defender_deadwood": d,
-        "gin": False,
-        "winner": winner,
-        "award": award,
-        "knocker_melds": k_melds,
-        "defender_melds": d_melds,
-        "layoffs": laid,
-    }
+    return _knock_result(k, d, k_melds, d_melds, laid, undercut_bonus)
 
 
 def best_margin_ref(knocker_mask: int, defender_mask: int, knock_limit: int) -> int:
@@ -370,14 +368,4 @@ def showdown_greedy_ref(
                 best = (d - k, k, d, list(order), d_melds, laid)
     assert best is not None
     _, k, d, k_melds, d_melds, laid = best
-    winner, award = (0, d - k) if k < d else (1, undercut_bonus + (k - d))
-    return {
-        "knocker_deadwood": k,
-        "defender_deadwood": d,
-        "gin": False,
-        "winner": winner,
-        "award": award,
-        "knocker_melds": k_melds,
-        "defender_melds": d_melds,
-        "layoffs": laid,
-    }
+    return _knock_result(k, d, k_melds, d_melds, laid, undercut_bonus)
