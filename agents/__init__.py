@@ -98,7 +98,9 @@ def make_agent(spec: str | Agent, seed: int | None = None, rules: Any = None) ->
             agent.name = text.lower()
         return agent
     if key == "pretrained":
-        return _load_torch(PRETRAINED_PATH, spec)
+        agent = _load_torch(PRETRAINED_PATH, spec)
+        agent.name = "pretrained"  # not the file's path inside site-packages
+        return agent
     if key == "search" or key.startswith("search:"):
         from .search import SearchAgent, parse_search_spec
 

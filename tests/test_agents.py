@@ -433,3 +433,10 @@ def test_thread_count_is_restored_when_the_forward_pass_fails() -> None:
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+def test_the_shipped_agent_is_named_by_its_spec() -> None:
+    pytest.importorskip("torch")
+    from agents import make_agent
+
+    assert make_agent("pretrained").name == "pretrained"
