@@ -34,19 +34,26 @@ def _uniform_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return u.argmax(axis=1).astype(np.int64)
 
 
-def seeded_observations() -> tuple[np.ndarray, np.ndarray]:
-    """3840 observations (every third step of 64 games x 60 steps, each profile)."""
+def _sampled_positions(games: int, steps: int, every: int, seed: int, rng_seed: int
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """Observations and masks of every ``every``-th step of ``games`` games x ``steps``
+    steps of uniform random play, in each Hollywood profile."""
     obs, masks = [], []
     for i, profile in enumerate(("friendly", "classic", "bonus")):
-        game = VectorGame(64, profile, seed=100 + i)
-        rng = np.random.default_rng(i)
-        for t in range(60):
+        game = VectorGame(games, profile, seed=seed + i)
+        rng = np.random.default_rng(rng_seed + i)
+        for t in range(steps):
             ob = game.observe()
-            if t % 3 == 0:
+            if t % every == 0:
                 obs.append(np.array(ob["observation"]))
                 masks.append(np.array(ob["action_mask"]))
             game.step(_uniform_legal(ob["action_mask"], rng))
     return np.concatenate(obs), np.concatenate(masks)
+
+
+def seeded_observations() -> tuple[np.ndarray, np.ndarray]:
+    """3840 observations (every third step of 64 games x 60 steps, each profile)."""
+    return _sampled_positions(64, 60, 3, seed=100, rng_seed=0)
 
 
 def digest(*arrays: np.ndarray) -> str:
@@ -130,17 +137,7 @@ DECODE_ONCE = {"positions": 480, "actions": "22504222fa0575ed", "logits": "fabee
 
 def _positions() -> tuple[np.ndarray, np.ndarray]:
     """480 positions: every fourth step of 16 games x 40 steps, each profile."""
-    obs, masks = [], []
-    for i, profile in enumerate(("friendly", "classic", "bonus")):
-        game = VectorGame(16, profile, seed=500 + i)
-        rng = np.random.default_rng(50 + i)
-        for t in range(40):
-            ob = game.observe()
-            if t % 4 == 0:
-                obs.append(np.array(ob["observation"]))
-                masks.append(np.array(ob["action_mask"]))
-            game.step(_uniform_legal(ob["action_mask"], rng))
-    return np.concatenate(obs), np.concatenate(masks)
+    return _sampled_positions(16, 40, 4, seed=500, rng_seed=50)
 
 
 @pytest.mark.skipif(not PRETRAINED_PATH.exists(), reason="no shipped pretrained agent")
