@@ -31,6 +31,7 @@ import numpy as np
 
 from . import actions as A
 from .engine import VectorGame
+from .outputs import check_output_file
 from .records import (
     check_record,
     in_progress,
@@ -262,20 +263,13 @@ def html_target(value: str, source: str) -> tuple[Path, bool]:
 def _check_page_path(value: str, path: Path, source: str) -> None:
     """``path`` can take the page: its folder exists and is writable, and it is neither
     a folder, nor a device or other special file, nor the record file being read."""
-    parent = path.parent
-    if not parent.is_dir():
-        what = "is not a directory" if parent.exists() else "does not exist"
-        raise ValueError(f"--html {value}: directory {parent} {what}")
-    if path.is_dir():
-        raise ValueError(f"--html {value}: {path} is a directory")
+    check_output_file("--html", value, path)
     if path.exists() and not path.is_file():
         raise ValueError(f"--html {value}: {path} is not a regular file")
     if path.resolve() == Path(source).resolve() or (
             path.exists() and os.path.exists(source) and os.path.samefile(path, source)):
         raise ValueError(f"--html {value}: {path} is the record file being read; "
                          "refusing to overwrite it")
-    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise ValueError(f"--html {value}: {path} is not writable")
 
 
 #: The longest error message printed whole.

@@ -120,19 +120,14 @@ def output_path(option: str, value: str, extension: str) -> Path:
     An existing directory gets ``tournament.<extension>`` inside it.
     Raises ``ValueError`` naming the option when the file cannot be written.
     """
+    from hgin_env.outputs import check_output_file
+
     path = Path(value)
     if value.endswith(("/", os.sep)) and not path.is_dir():
         raise ValueError(f"{option} {value}: directory {path} does not exist")
     if path.is_dir():
         path = path / f"{DEFAULT_STEM}.{extension}"
-        if path.is_dir():
-            raise ValueError(f"{option} {value}: {path} is a directory")
-    parent = path.parent
-    if not parent.is_dir():
-        what = "is not a directory" if parent.exists() else "does not exist"
-        raise ValueError(f"{option} {value}: directory {parent} {what}")
-    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise ValueError(f"{option} {value}: {path} is not writable")
+    check_output_file(option, value, path)
     if option == "--plot":
         from agents.tournament import plot_format
 
