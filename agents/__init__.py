@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .base import Agent, sample_uniform_legal
-    from .random_agent import RandomAgent
-    from .simple import DeterministicSimpleAgent, SimpleAgent
-    from .strong import StrongAgent
+    from agents.base import Agent, sample_uniform_legal
+    from agents.random_agent import RandomAgent
+    from agents.simple import DeterministicSimpleAgent, SimpleAgent
+    from agents.strong import StrongAgent
 
 #: The agent classes, imported on first use (PEP 562): ``import agents`` stays instant, so
 #: ``hgin --help`` answers at once and a Ctrl-C during start-up is caught by the command.
@@ -57,7 +57,7 @@ ALIASES = {"heuristic": "strong"}
 
 def _load_torch(path: str | Path, spec: str) -> Agent:
     try:
-        from .torch_agent import load_torch_agent
+        from agents.torch_agent import load_torch_agent
     except ImportError as exc:  # the module or PyTorch is missing
         raise ValueError(
             f"agent spec {spec!r} needs agents.torch_agent.load_torch_agent (and PyTorch), "
@@ -80,9 +80,9 @@ def make_agent(spec: str | Agent, seed: int | None = None, rules: Any = None) ->
         if hasattr(spec, "act"):
             return spec
         raise ValueError(f"agent spec must be a string or an agent, got {spec!r}")
-    from .random_agent import RandomAgent
-    from .simple import DeterministicSimpleAgent, SimpleAgent
-    from .strong import StrongAgent
+    from agents.random_agent import RandomAgent
+    from agents.simple import DeterministicSimpleAgent, SimpleAgent
+    from agents.strong import StrongAgent
 
     text = spec.strip()
     key = ALIASES.get(text.lower(), text.lower())
@@ -102,13 +102,13 @@ def make_agent(spec: str | Agent, seed: int | None = None, rules: Any = None) ->
         agent.name = "pretrained"  # not the file's path inside site-packages
         return agent
     if key == "search" or key.startswith("search:"):
-        from .search import SearchAgent, parse_search_spec
+        from agents.search import SearchAgent, parse_search_spec
 
         agent = SearchAgent(parse_search_spec(text), rules=rules, seed=seed)
         agent.name = text
         return agent
     if text.lower().startswith("text:"):
-        from .text_agent import TextAgent, parse_text_spec
+        from agents.text_agent import TextAgent, parse_text_spec
 
         command, timeout = parse_text_spec(text)
         return TextAgent(command, timeout=timeout, rules=rules, name=text)

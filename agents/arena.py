@@ -46,14 +46,13 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from agents.base import Agent, RowGenerators
+from agents.stats import clustered_wilson
 from hgin_env import actions as A
 from hgin_env.engine import VectorGame, game_seeds
 from hgin_env.history import history_for
 from hgin_env.records import MatchRecorder
 from hgin_env.rules import Rules, load_rules
-
-from .base import Agent, RowGenerators
-from .stats import clustered_wilson
 
 #: Compact the batch once fewer than this fraction of its games are still playing.
 COMPACT_BELOW = 0.7

@@ -31,12 +31,11 @@ import numpy as np
 import torch
 from torch import nn
 
+from agents.view import ObsView, decode
 from hgin_env import actions as A
 from hgin_env.cards import CARD_VALUES, NUM_CARDS, pack_masks
 from hgin_env.melds import SENTINEL, deadwood_after_discard
 from hgin_env.observation import DEADWOOD_SCALE, LAYOUT, OBS_DIM
-
-from .view import ObsView, decode
 
 #: The per-card slices at the front of the observation (the leading 52-wide slices of
 #: ``observation.LAYOUT``): the card head reads them as (B, CARD_SLICES, 52).

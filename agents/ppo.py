@@ -33,20 +33,19 @@ import numpy as np
 import torch
 from torch import nn
 
-from hgin_env.actions import NUM_ACTIONS
-from hgin_env.engine import VectorGame
-from hgin_env.observation import OBS_DIM
-from hgin_env.rules import load_rules
-
-from .model import PolicyValueNet, logp_entropy, masked_logits, sample_masked
-from .rollout import (
+from agents.model import PolicyValueNet, logp_entropy, masked_logits, sample_masked
+from agents.rollout import (
     OpponentAssignment,
     Rollout,
     RolloutBuffers,
     RolloutCollector,
     empty_pending,
 )
-from .torch_agent import CheckpointError, make_checkpoint, pack_array, unpack_array
+from agents.torch_agent import CheckpointError, make_checkpoint, pack_array, unpack_array
+from hgin_env.actions import NUM_ACTIONS
+from hgin_env.engine import VectorGame
+from hgin_env.observation import OBS_DIM
+from hgin_env.rules import load_rules
 
 KINDS = ("self_play", "pool", "random", "simple", "strong")
 
@@ -63,7 +62,7 @@ HEURISTICS = ("random", "simple", "strong")
 def make_baseline(spec: str, seed: int | None = None, rules: Any = None) -> Any:
     """``agents.make_agent(spec)``; its errors propagate (the config checked the spec at
     load, so a failure here is real and must not be played around)."""
-    from . import make_agent
+    from agents import make_agent
 
     return make_agent(spec, seed=seed, rules=rules)
 

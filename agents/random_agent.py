@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import default_rng, sample_uniform_legal
+from agents.base import default_rng, sample_uniform_legal
 
 
 class RandomAgent:

@@ -26,10 +26,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents.model import PolicyValueNet, masked_logits, sample_masked
 from hgin_env.actions import NUM_ACTIONS
 from hgin_env.engine import VectorGame
-
-from .model import PolicyValueNet, masked_logits, sample_masked
 
 # --------------------------------------------------------------------------- GAE
 

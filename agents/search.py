@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.base import Agent
 from hgin_env import actions as A
 from hgin_env.cards import NUM_CARDS, popcount64, unpack_masks
 from hgin_env.engine import VectorGame, legal_mask
@@ -55,8 +56,6 @@ from hgin_env.observation import (
 )
 from hgin_env.rules import Rules, load_rules
 from hgin_env.state import STOCK_START, GameState
-
-from .base import Agent
 
 __all__ = ["SearchAgent", "SearchConfig", "parse_search_spec"]
 
@@ -443,7 +442,7 @@ class SearchAgent:
         self.config = config or SearchConfig()
         self.rules = load_rules(rules)
         if blueprint is None:
-            from . import make_agent
+            from agents import make_agent
 
             blueprint = make_agent(self.config.blueprint)
         if not hasattr(blueprint, "policy") or not getattr(blueprint, "greedy", False):

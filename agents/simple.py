@@ -50,12 +50,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from agents.base import RowGenerators
+from agents.view import ObsView, card_bit, decode
 from hgin_env import actions as A
 from hgin_env.cards import CARD_VALUES, NUM_CARDS, NUM_RANKS, NUM_SUITS
 from hgin_env.melds import SENTINEL, deadwood_after_discard, min_deadwood
-
-from .base import RowGenerators
-from .view import ObsView, card_bit, decode
 
 _VALUES = CARD_VALUES.astype(np.int64)
 #: A pair mask no hand can hold (bit 63 is no card): fills unused slots of MELD_PARTNERS.

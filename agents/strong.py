@@ -46,12 +46,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from agents.view import ObsView, card_bit, decode
 from hgin_env import actions as A
 from hgin_env.cards import CARD_VALUES, NUM_CARDS, unpack_masks
 from hgin_env.melds import deadwood_after_discard, min_deadwood_after_discard
 from hgin_env.rules import Rules, load_rules
-
-from .view import ObsView, card_bit, decode
 
 _VALUES = CARD_VALUES.astype(np.int64)
 _VALUES_F = CARD_VALUES.astype(np.float64)

@@ -33,11 +33,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents.model import PolicyValueNet, masked_logits, sample_masked
+from agents.view import ObsView, decode
 from hgin_env.actions import NUM_ACTIONS
 from hgin_env.observation import OBS_DIM
-
-from .model import PolicyValueNet, masked_logits, sample_masked
-from .view import ObsView, decode
 
 FORMAT = "hgin-torch-agent"
 VERSION = 2

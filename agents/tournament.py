@@ -32,13 +32,12 @@ from typing import Any
 
 import numpy as np
 
+from agents import make_agent
+from agents.arena import MatchStats, play_matches
+from agents.base import Agent
+from agents.stats import elo_from_pairs
 from hgin_env.records import make_record
 from hgin_env.rules import Rules, load_rules
-
-from . import make_agent
-from .arena import MatchStats, play_matches
-from .base import Agent
-from .stats import elo_from_pairs
 
 DEFAULT_MATCHES = 200
 #: Heatmap file formats, chosen by the file's extension.

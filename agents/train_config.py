@@ -22,9 +22,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from agents.model import HIDDEN_WIDTH_RANGE, MAX_HIDDEN_LAYERS
 from hgin_env.rules import load_rules, parse_toml, read_toml_file
-
-from .model import HIDDEN_WIDTH_RANGE, MAX_HIDDEN_LAYERS
 
 #: The shipped training configs are package data (``agents/configs/<name>.toml``), found
 #: by name with :mod:`importlib.resources`, so an installed wheel has them.
@@ -178,7 +177,7 @@ def check_agent_spec(key: str, spec: Any) -> None:
     build it: a known name, ``pretrained`` with its file shipped, ``ckpt:PATH`` with
     an existing file, or ``text:COMMAND``.  Checked when the config loads, not when the
     agent is first used."""
-    from . import AGENT_SPECS, PRETRAINED_PATH
+    from agents import AGENT_SPECS, PRETRAINED_PATH
 
     accepted = ", ".join(AGENT_SPECS)
     if not isinstance(spec, str) or not spec.strip():
@@ -197,7 +196,7 @@ def check_agent_spec(key: str, spec: Any) -> None:
         raise ValueError(f"bad value for config key {key}: unknown agent spec {spec!r} "
                          f"(accepted: {accepted})")
     if prefix == "text:":  # an external program: the command is checked when it starts
-        from .text_agent import parse_text_spec
+        from agents.text_agent import parse_text_spec
 
         try:
             parse_text_spec(text)

@@ -41,7 +41,7 @@ def __getattr__(name: str) -> object:
     # The PettingZoo environment is imported on first use, so ``import hgin_env``
     # (and the engine alone) stays fast and never pulls in pettingzoo.
     if name in ("env", "raw_env"):
-        from . import aec
+        from hgin_env import aec
 
         return getattr(aec, name)
     raise AttributeError(f"module 'hgin_env' has no attribute {name!r}")

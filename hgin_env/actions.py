@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .cards import card_str
+from hgin_env.cards import card_str
 
 NUM_ACTIONS = 108
 DISCARD = 0  # 0..51: discard card id

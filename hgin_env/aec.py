@@ -195,17 +195,17 @@ from gymnasium import logger, spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
-from . import actions as A
-from .engine import REWARD_MODES
-from .hollywood import Sheet
-from .observation import OBS_DIM, observation_spec
-from .rules import Rules, load_rules
-from .single import SingleGame, mask_bytes
-from .views import SingleGameArrays
-from .wrappers import HollywoodWrapper, MaskedDiscrete, action_id
+from hgin_env import actions as A
+from hgin_env.engine import REWARD_MODES
+from hgin_env.hollywood import Sheet
+from hgin_env.observation import OBS_DIM, observation_spec
+from hgin_env.rules import Rules, load_rules
+from hgin_env.single import SingleGame, mask_bytes
+from hgin_env.views import SingleGameArrays
+from hgin_env.wrappers import HollywoodWrapper, MaskedDiscrete, action_id
 
 if TYPE_CHECKING:
-    from .records import MatchStream
+    from hgin_env.records import MatchStream
 
 __all__ = [
     "AGENTS",
@@ -606,7 +606,7 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
             return None
         if self.render_mode == "rgb_array":
             return self.render_image()
-        from . import render as R
+        from hgin_env import render as R
 
         if self.render_mode == "human":
             import sys
@@ -618,7 +618,7 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
 
     def render_text(self, color: bool = False, viewer: int | None = None) -> str:
         """The table as text: both hands (or only ``viewer``'s), the sheet, the last showdown."""
-        from . import render as R
+        from hgin_env import render as R
 
         style = R.Style(color)
         view = self.view
@@ -652,8 +652,8 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
         only the cards taken from the discard pile; ``None`` shows both
         hands.  Both are shown once the match is over.
         """
-        from . import render as R
-        from .image import table_image
+        from hgin_env import render as R
+        from hgin_env.image import table_image
 
         seat = None if viewer is None else self._seat_of.get(viewer, -1)
         if seat == -1:

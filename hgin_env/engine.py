@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from . import actions as A
-from .cards import NUM_CARDS, unpack_masks
-from .hand import (
+from hgin_env import actions as A
+from hgin_env.cards import NUM_CARDS, unpack_masks
+from hgin_env.hand import (
     MAX_HANDS_PER_MATCH,
     REWARD_MODES,
     HandOutcome,
@@ -33,10 +33,10 @@ from .hand import (
     shuffled_decks,
     stock_exhausted,
 )
-from .hollywood import Sheet, SheetBatch
-from .melds import discard_table_unchecked, min_deadwood
-from .rules import Rules, load_rules
-from .state import FIELD_NAMES, GameState, validate
+from hgin_env.hollywood import Sheet, SheetBatch
+from hgin_env.melds import discard_table_unchecked, min_deadwood
+from hgin_env.rules import Rules, load_rules
+from hgin_env.state import FIELD_NAMES, GameState, validate
 
 __all__ = [
     "MAX_HANDS_PER_MATCH",
@@ -350,7 +350,7 @@ class VectorGame:
     # ------------------------------------------------------------------ observe
     def observe(self, player: int | None = None) -> dict[str, np.ndarray]:
         """Observation and action mask for the mover of each game, or for one seat."""
-        from .observation import encode
+        from hgin_env.observation import encode
 
         mask = self.legal_action_mask()
         if player is None:

@@ -54,16 +54,16 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from . import ENV_ID
-from . import actions as A
-from .aec import AGENTS, TERMINAL_MASK_ACTION, observation_bounds, raw_env
-from .engine import REWARD_MODES, VectorGame
-from .hand import max_match_steps
-from .history import PublicHistory, history_for
-from .observation import OBS_DIM, encode
-from .opponent import as_opponent
-from .rules import RANGES, Rules, load_rules
-from .wrappers import action_id
+from hgin_env import ENV_ID
+from hgin_env import actions as A
+from hgin_env.aec import AGENTS, TERMINAL_MASK_ACTION, observation_bounds, raw_env
+from hgin_env.engine import REWARD_MODES, VectorGame
+from hgin_env.hand import max_match_steps
+from hgin_env.history import PublicHistory, history_for
+from hgin_env.observation import OBS_DIM, encode
+from hgin_env.opponent import as_opponent
+from hgin_env.rules import RANGES, Rules, load_rules
+from hgin_env.wrappers import action_id
 
 __all__ = ["ENV_ID", "MAX_EPISODE_STEPS", "HollywoodGinEnv", "HollywoodGinVectorEnv"]
 
@@ -287,7 +287,7 @@ class HollywoodGinEnv(gym.Env):
             return self.aec.render_text(color=False)
         import sys
 
-        from .render import supports_color
+        from hgin_env.render import supports_color
 
         print(self.aec.render_text(color=supports_color(sys.stdout)) + "\n", flush=True)
         return None
@@ -504,7 +504,7 @@ class HollywoodGinVectorEnv(VectorEnv):
         if self.render_mode is None:
             gym.logger.warn("You are calling render method without specifying any render mode.")
             return None
-        from .render import table_text
+        from hgin_env.render import table_text
 
         return tuple(table_text(self.game, i, None, title=f"game {i}")
                      for i in range(self.num_envs))

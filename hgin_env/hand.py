@@ -19,12 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from . import actions as A
-from .hollywood import PostResult, SheetBatch, post
-from .melds import arrange
-from .rules import Rules
-from .showdown import showdown_unchecked
-from .state import DEAD_HAND_POS, STOCK_START, GameState
+from hgin_env import actions as A
+from hgin_env.hollywood import PostResult, SheetBatch, post
+from hgin_env.melds import arrange
+from hgin_env.rules import Rules
+from hgin_env.showdown import showdown_unchecked
+from hgin_env.state import DEAD_HAND_POS, STOCK_START, GameState
 
 __all__ = [
     "MAX_HANDS_PER_MATCH",

@@ -27,14 +27,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import actions as A
-from .cards import NUM_CARDS
-from .rules import Rules
-from .state import STOCK_START
+from hgin_env import actions as A
+from hgin_env.cards import NUM_CARDS
+from hgin_env.rules import Rules
+from hgin_env.state import STOCK_START
 
 if TYPE_CHECKING:
-    from .engine import VectorGame
-    from .views import SingleGameArrays
+    from hgin_env.engine import VectorGame
+    from hgin_env.views import SingleGameArrays
 
 __all__ = ["HISTORY_KEYS", "PublicHistory", "history_for", "max_hand_actions"]
 

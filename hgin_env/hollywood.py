@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .rules import Rules, load_rules
+from hgin_env.rules import Rules, load_rules
 
 __all__ = [
     "COLUMN_NAMES",

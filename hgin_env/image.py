@@ -36,12 +36,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from .cards import NUM_RANKS, SUIT_CHARS, SUIT_SYMBOLS, mask_to_cards
-from .hollywood import COLUMN_NAMES
-from .render import DEFAULT_NAMES, RANK_TEXT, hand_groups, hand_summary, phase_text
+from hgin_env.cards import NUM_RANKS, SUIT_CHARS, SUIT_SYMBOLS, mask_to_cards
+from hgin_env.hollywood import COLUMN_NAMES
+from hgin_env.render import DEFAULT_NAMES, RANK_TEXT, hand_groups, hand_summary, phase_text
 
 if TYPE_CHECKING:
-    from .engine import VectorGame
+    from hgin_env.engine import VectorGame
 
 __all__ = ["HEIGHT", "WIDTH", "table_image"]
 

@@ -11,8 +11,8 @@ minimised over the set choices of the ranks held three or four times);
 
 from __future__ import annotations
 
-from .cards import NUM_CARDS, NUM_RANKS
-from .melds import RUN_DEADWOOD, RUN_DEADWOOD_MINUS, SENTINEL
+from hgin_env.cards import NUM_CARDS, NUM_RANKS
+from hgin_env.melds import RUN_DEADWOOD, RUN_DEADWOOD_MINUS, SENTINEL
 
 __all__ = ["discard_table", "min_deadwood"]
 

@@ -16,8 +16,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from . import bitlanes as bl
-from .cards import CARD_VALUES, NUM_CARDS
+from hgin_env import bitlanes as bl
+from hgin_env.cards import CARD_VALUES, NUM_CARDS
 
 #: Returned by :func:`deadwood_after_discard` for cards that are not held.
 SENTINEL = 1000

@@ -13,11 +13,11 @@ import struct
 
 import numpy as np
 
-from . import actions as A
-from .cards import NUM_CARDS
-from .hollywood import SheetBatch
-from .melds import SENTINEL
-from .observation import (
+from hgin_env import actions as A
+from hgin_env.cards import NUM_CARDS
+from hgin_env.hollywood import SheetBatch
+from hgin_env.melds import SENTINEL
+from hgin_env.observation import (
     DEADWOOD_SCALE,
     KNOCK_LIMIT_SCALE,
     MAX_COLUMNS,

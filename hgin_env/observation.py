@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from . import actions as A
-from .cards import NUM_CARDS, unpack_masks
-from .melds import min_deadwood
+from hgin_env import actions as A
+from hgin_env.cards import NUM_CARDS, unpack_masks
+from hgin_env.melds import min_deadwood
 
 if TYPE_CHECKING:
-    from .engine import VectorGame
-    from .state import GameState
+    from hgin_env.engine import VectorGame
+    from hgin_env.state import GameState
 
 MAX_COLUMNS = 3
 _FULL = np.uint64((1 << NUM_CARDS) - 1)

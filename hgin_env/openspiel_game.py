@@ -42,16 +42,23 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from . import actions as A
-from .cards import NUM_CARDS, card_str, popcount
-from .cards import format as format_cards
-from .hand import REWARD_MODES, HandRecord, deal
-from .hollywood import SheetBatch
-from .observation import DEADWOOD_SCALE, LAYOUT, OBS_DIM, STOCK_SCALE, encode, observation_spec
-from .rules import DEFAULT_PROFILE, Rules, field_names, load_rules
-from .single import SingleGame, min_deadwood
-from .state import STOCK_START, GameState
-from .views import SingleGameArrays
+from hgin_env import actions as A
+from hgin_env.cards import NUM_CARDS, card_str, popcount
+from hgin_env.cards import format as format_cards
+from hgin_env.hand import REWARD_MODES, HandRecord, deal
+from hgin_env.hollywood import SheetBatch
+from hgin_env.observation import (
+    DEADWOOD_SCALE,
+    LAYOUT,
+    OBS_DIM,
+    STOCK_SCALE,
+    encode,
+    observation_spec,
+)
+from hgin_env.rules import DEFAULT_PROFILE, Rules, field_names, load_rules
+from hgin_env.single import SingleGame, min_deadwood
+from hgin_env.state import STOCK_START, GameState
+from hgin_env.views import SingleGameArrays
 
 __all__ = [
     "GAME_NAME",
@@ -604,7 +611,7 @@ class HginBot(pyspiel.Bot):
     def __init__(self, game: HollywoodGinGame, player_id: int, agent: Any = "strong",
                  seed: int | None = None) -> None:
         pyspiel.Bot.__init__(self)
-        from .opponent import hgin_agents  # the one way hgin_env reaches the agents package
+        from hgin_env.opponent import hgin_agents  # the one way hgin_env reaches the agents package
 
         self._player = int(player_id)
         self._agent = agent if hasattr(agent, "act") else hgin_agents().make_agent(

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .rules import Rules
+from hgin_env.rules import Rules
 
 __all__ = ["Policy", "as_opponent", "hgin_agents", "load_agent"]
 

@@ -30,13 +30,13 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from . import actions as A
-from .aec import AGENTS, raw_env
-from .cards import SUIT_CHARS, SUIT_SYMBOLS, parse_card
-from .history import history_for
-from .opponent import Policy, as_opponent, load_agent
-from .render import Style, card_text, sheet_text, showdown_text, supports_color, table_text
-from .rules import PROFILES, Rules, load_rules
+from hgin_env import actions as A
+from hgin_env.aec import AGENTS, raw_env
+from hgin_env.cards import SUIT_CHARS, SUIT_SYMBOLS, parse_card
+from hgin_env.history import history_for
+from hgin_env.opponent import Policy, as_opponent, load_agent
+from hgin_env.render import Style, card_text, sheet_text, showdown_text, supports_color, table_text
+from hgin_env.rules import PROFILES, Rules, load_rules
 
 HELP = """Commands:
   <number>             play the move with that number from the list

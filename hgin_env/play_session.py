@@ -23,17 +23,17 @@ from typing import Any
 
 import numpy as np
 
-from . import actions as A
-from .cards import mask_to_cards
-from .engine import VectorGame
-from .history import history_for
-from .hollywood import COLUMN_NAMES
-from .melds import min_deadwood
-from .opponent import Policy
-from .play import move_options, narrate, why_illegal
-from .records import MatchRecorder, make_record, sheet_dict, showdown_dict
-from .render import Style, hand_groups, phase_text
-from .rules import Rules
+from hgin_env import actions as A
+from hgin_env.cards import mask_to_cards
+from hgin_env.engine import VectorGame
+from hgin_env.history import history_for
+from hgin_env.hollywood import COLUMN_NAMES
+from hgin_env.melds import min_deadwood
+from hgin_env.opponent import Policy
+from hgin_env.play import move_options, narrate, why_illegal
+from hgin_env.records import MatchRecorder, make_record, sheet_dict, showdown_dict
+from hgin_env.render import Style, hand_groups, phase_text
+from hgin_env.rules import Rules
 
 __all__ = ["AgentFailed", "IllegalMove", "PlaySession", "StaleMove"]
 

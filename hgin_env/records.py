@@ -25,11 +25,11 @@ from typing import IO, Any
 
 import numpy as np
 
-from .cards import NUM_CARDS, NUM_RANKS, mask_to_cards
-from .hand import HandRecord
-from .hollywood import Sheet, SheetBatch
-from .melds import best_melds
-from .rules import PROFILES, Rules, field_names
+from hgin_env.cards import NUM_CARDS, NUM_RANKS, mask_to_cards
+from hgin_env.hand import HandRecord
+from hgin_env.hollywood import Sheet, SheetBatch
+from hgin_env.melds import best_melds
+from hgin_env.rules import PROFILES, Rules, field_names
 
 __all__ = [
     "FORMAT",

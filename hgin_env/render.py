@@ -16,14 +16,14 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from . import actions as A
-from .cards import CARD_VALUES, NUM_RANKS, SUIT_SYMBOLS, mask_to_cards
-from .hollywood import COLUMN_NAMES, Sheet
-from .melds import best_melds, split_melds
+from hgin_env import actions as A
+from hgin_env.cards import CARD_VALUES, NUM_RANKS, SUIT_SYMBOLS, mask_to_cards
+from hgin_env.hollywood import COLUMN_NAMES, Sheet
+from hgin_env.melds import best_melds, split_melds
 
 if TYPE_CHECKING:
-    from .engine import VectorGame
-    from .rules import Rules
+    from hgin_env.engine import VectorGame
+    from hgin_env.rules import Rules
 
 __all__ = [
     "Style",

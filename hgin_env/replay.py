@@ -29,10 +29,10 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from . import actions as A
-from .engine import VectorGame
-from .outputs import check_output_file
-from .records import (
+from hgin_env import actions as A
+from hgin_env.engine import VectorGame
+from hgin_env.outputs import check_output_file
+from hgin_env.records import (
     check_record,
     in_progress,
     read_records,
@@ -42,8 +42,8 @@ from .records import (
     showdown_dict,
     shown,
 )
-from .render import move_text, sheet_text, showdown_text, table_text
-from .rules import rules_from_dict
+from hgin_env.render import move_text, sheet_text, showdown_text, table_text
+from hgin_env.rules import rules_from_dict
 
 __all__ = ["ReplayResult", "escape_controls", "html_target", "main", "match_text", "replay"]
 
@@ -340,7 +340,7 @@ def _none_found(prog: str, path: str, match: int | None) -> int:
 
 def _write_page(prog: str, path: str, match: int | None, value: str, out: Path,
                 folder: bool) -> int:
-    from .viewer import write_html  # the viewer imports this module
+    from hgin_env.viewer import write_html  # the viewer imports this module
 
     for record in read_records(path):
         if match is None or record["match"] == match:

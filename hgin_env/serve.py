@@ -56,13 +56,13 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from .cards import NUM_CARDS
-from .opponent import Policy
-from .play import add_match_arguments, load_match
-from .play_session import AgentFailed, IllegalMove, PlaySession
-from .render import card_text
-from .rules import PROFILES, Rules, load_rules
-from .webpage import page
+from hgin_env.cards import NUM_CARDS
+from hgin_env.opponent import Policy
+from hgin_env.play import add_match_arguments, load_match
+from hgin_env.play_session import AgentFailed, IllegalMove, PlaySession
+from hgin_env.render import card_text
+from hgin_env.rules import PROFILES, Rules, load_rules
+from hgin_env.webpage import page
 
 __all__ = ["create_app", "main", "make_play_server", "match_seed"]
 

@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import bitlanes as bl
-from .melds import as_masks, expand_set_choices, lane_value, segment_starts, split_melds
-from .rules import Rules
+from hgin_env import bitlanes as bl
+from hgin_env.melds import as_masks, expand_set_choices, lane_value, segment_starts, split_melds
+from hgin_env.rules import Rules
 
 _U64 = np.uint64
 _ONE = _U64(1)

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import actions as A
-from .cards import NUM_CARDS
-from .engine import reset_arguments
-from .hand import (
+from hgin_env import actions as A
+from hgin_env.cards import NUM_CARDS
+from hgin_env.engine import reset_arguments
+from hgin_env.hand import (
     REWARD_MODES,
     HandOutcome,
     HandRecord,
@@ -34,9 +34,9 @@ from .hand import (
     resolve_knocks,
     restart,
 )
-from .hollywood import Sheet, SheetBatch
-from .int_melds import discard_table, min_deadwood
-from .obs_bytes import (
+from hgin_env.hollywood import Sheet, SheetBatch
+from hgin_env.int_melds import discard_table, min_deadwood
+from hgin_env.obs_bytes import (
     BYTE_ACTION_IDS,
     FLAG,
     FLOAT_BITS,
@@ -48,11 +48,11 @@ from .obs_bytes import (
     mask_bytes,
     sheet_floats,
 )
-from .rules import Rules, load_rules
-from .state import DEAD_HAND_POS, FIELD_NAMES, GameState
+from hgin_env.rules import Rules, load_rules
+from hgin_env.state import DEAD_HAND_POS, FIELD_NAMES, GameState
 
 if TYPE_CHECKING:
-    from .views import SingleGameArrays
+    from hgin_env.views import SingleGameArrays
 
 __all__ = ["SingleGame", "discard_table", "mask_bytes", "min_deadwood"]
 
@@ -178,7 +178,7 @@ class SingleGame:
     def arrays(self) -> SingleGameArrays:
         """A live read-only view in the ``VectorGame`` array layout."""
         if self._arrays is None:
-            from .views import SingleGameArrays
+            from hgin_env.views import SingleGameArrays
 
             self._arrays = SingleGameArrays(self)
         return self._arrays

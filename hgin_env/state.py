@@ -20,10 +20,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import actions as A
-from .cards import NUM_CARDS, popcount64
-from .hollywood import Sheet, SheetBatch
-from .rules import Rules, load_rules
+from hgin_env import actions as A
+from hgin_env.cards import NUM_CARDS, popcount64
+from hgin_env.hollywood import Sheet, SheetBatch
+from hgin_env.rules import Rules, load_rules
 
 __all__ = [
     "FIELDS",
@@ -418,7 +418,7 @@ def from_position(
     if sheet is not None:
         _fill_sheet(s.sheets, sheet)
     if phase == A.PHASE_DISCARD:
-        from .melds import discard_table_unchecked, min_deadwood
+        from hgin_env.melds import discard_table_unchecked, min_deadwood
 
         mover_hand = s.hands[:, current_player]
         s.discard_deadwood[0] = discard_table_unchecked(mover_hand)[0]

@@ -27,13 +27,13 @@ from typing import Any
 
 import numpy as np
 
-from . import actions as A
-from .cards import NUM_CARDS, SUIT_CHARS, SUIT_SYMBOLS, parse_card
-from .hollywood import COLUMN_NAMES
-from .observation import MAX_COLUMNS, OBS_DIM, SCALE, observation_spec
-from .play import move_options, parse_command
-from .render import Style, arrangement_text, card_text, cards_text, hand_groups, move_text
-from .rules import Rules, load_rules
+from hgin_env import actions as A
+from hgin_env.cards import NUM_CARDS, SUIT_CHARS, SUIT_SYMBOLS, parse_card
+from hgin_env.hollywood import COLUMN_NAMES
+from hgin_env.observation import MAX_COLUMNS, OBS_DIM, SCALE, observation_spec
+from hgin_env.play import move_options, parse_command
+from hgin_env.render import Style, arrangement_text, card_text, cards_text, hand_groups, move_text
+from hgin_env.rules import Rules, load_rules
 
 __all__ = ["Move", "describe", "legal_moves", "move_code", "parse_move"]
 

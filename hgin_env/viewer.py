@@ -16,13 +16,13 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from . import actions as A
-from .cards import NUM_RANKS, mask_to_cards
-from .engine import VectorGame
-from .hollywood import COLUMN_NAMES
-from .render import card_text, move_text, phase_text
-from .replay import replay, seat_names
-from .webpage import inline_json, page
+from hgin_env import actions as A
+from hgin_env.cards import NUM_RANKS, mask_to_cards
+from hgin_env.engine import VectorGame
+from hgin_env.hollywood import COLUMN_NAMES
+from hgin_env.render import card_text, move_text, phase_text
+from hgin_env.replay import replay, seat_names
+from hgin_env.webpage import inline_json, page
 
 __all__ = ["inline_json", "match_html", "viewer_data", "write_html"]
 

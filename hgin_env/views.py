@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .state import FIELD_NAMES
+from hgin_env.state import FIELD_NAMES
 
 if TYPE_CHECKING:
-    from .single import SingleGame
+    from hgin_env.single import SingleGame
 
 __all__ = ["SingleGameArrays"]
 

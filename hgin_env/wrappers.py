@@ -43,12 +43,12 @@ from pettingzoo import AECEnv
 from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers import BaseWrapper, OrderEnforcingWrapper
 
-from .actions import NUM_ACTIONS
-from .records import MatchStream, RecordWriter, make_record
-from .rules import profile_name
+from hgin_env.actions import NUM_ACTIONS
+from hgin_env.records import MatchStream, RecordWriter, make_record
+from hgin_env.rules import profile_name
 
 if TYPE_CHECKING:
-    from .aec import raw_env
+    from hgin_env.aec import raw_env
 
 __all__ = ["FlatObservation", "HollywoodWrapper", "MaskedDiscrete", "RecordGymMatches",
            "RecordMatches", "action_id"]
@@ -362,7 +362,7 @@ class RecordMatches(_RecordingCounts, BaseWrapper):
     def __init__(self, env: AECEnv, path: str | Path,
                  agents: Sequence[str] | None = None) -> None:
         super().__init__(env)
-        from .aec import AGENTS, raw_env
+        from hgin_env.aec import AGENTS, raw_env
 
         raw = env.unwrapped
         if not isinstance(raw, raw_env):
@@ -411,7 +411,7 @@ class RecordGymMatches(_RecordingCounts, gym.Wrapper):
 
     def __init__(self, env: gym.Env, path: str | Path, name: str = "learner") -> None:
         super().__init__(env)
-        from .gym_env import HollywoodGinEnv
+        from hgin_env.gym_env import HollywoodGinEnv
 
         base = env.unwrapped
         if not isinstance(base, HollywoodGinEnv):
