@@ -1,27 +1,15 @@
-"""The batched policy interface every agent implements."""
+"""The agent interface (:class:`hgin_env.agent.Agent`, re-exported) and the helpers
+agents share: uniform legal sampling and per-row generators."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from hgin_env.agent import Agent
 
-@runtime_checkable
-class Agent(Protocol):
-    """A policy over B games at once.
-
-    ``obs`` is what ``VectorGame.observe()`` returns: ``{"observation":
-    float32 (B, OBS_DIM), "action_mask": int8 (B, 108)}``.  ``act`` returns
-    one legal action id per game as ``int64 (B,)``.
-    """
-
-    name: str
-
-    def act(
-        self, obs: dict[str, np.ndarray], rng: np.random.Generator | None = None
-    ) -> np.ndarray: ...
+__all__ = ["Agent", "RowGenerators", "default_rng", "sample_uniform_legal"]
 
 
 def sample_uniform_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:

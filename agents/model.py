@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.view import ObsView, decode
+from agents.features import ObsView, decode
 from hgin_env import actions as A
 from hgin_env.cards import CARD_VALUES, NUM_CARDS, pack_masks
 from hgin_env.melds import SENTINEL, deadwood_after_discard

@@ -45,7 +45,7 @@ import numpy as np
 from agents.base import Agent
 from hgin_env import actions as A
 from hgin_env.cards import NUM_CARDS, popcount64, unpack_masks
-from hgin_env.engine import VectorGame, legal_mask
+from hgin_env.engine.vector import VectorGame, legal_mask
 from hgin_env.history import HISTORY_KEYS
 from hgin_env.hollywood import SheetBatch
 from hgin_env.melds import discard_table_unchecked, min_deadwood

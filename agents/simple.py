@@ -51,7 +51,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import RowGenerators
-from agents.view import ObsView, card_bit, decode
+from agents.features import ObsView, card_bit, decode
 from hgin_env import actions as A
 from hgin_env.cards import CARD_VALUES, NUM_CARDS, NUM_RANKS, NUM_SUITS
 from hgin_env.melds import SENTINEL, deadwood_after_discard, min_deadwood

@@ -1,140 +1,20 @@
-"""Small statistics helpers for evaluations: Wilson intervals and Elo ratings."""
+"""Moved to :mod:`agents.evaluation.stats`.
 
-from __future__ import annotations
+This module keeps the old import path, and the pickles that name it, working.
+"""
 
-import math
-from collections.abc import Sequence
+from agents.evaluation import stats as _moved0
 
-import numpy as np
-
-Z95 = 1.959963984540054
-
-
-def wilson_interval(successes: float, trials: float, z: float = Z95) -> tuple[float, float]:
-    """The Wilson score interval of a binomial proportion (95% by default).
-
-    ``(nan, nan)`` when there are no trials.  It stays inside [0, 1] and
-    behaves well at 0 and 100%, unlike the normal approximation.
-    """
-    if trials <= 0:
-        return (math.nan, math.nan)
-    p = successes / trials
-    z2 = z * z
-    denom = 1.0 + z2 / trials
-    centre = (p + z2 / (2 * trials)) / denom
-    half = z * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials)) / denom
-    low = 0.0 if successes <= 0 else max(0.0, centre - half)
-    high = 1.0 if successes >= trials else min(1.0, centre + half)
-    return (low, high)
+_MOVED = (_moved0,)
+__all__ = [name for module in _MOVED for name in getattr(module, "__all__", ())]
 
 
-def design_effect(successes: np.ndarray, trials: np.ndarray) -> float:
-    """Variance inflation of a proportion measured in clusters (>= 1).
-
-    ``successes[i]`` and ``trials[i]`` are the counts of cluster ``i`` (for
-    example the two matches of a duplicate pair, or the hands of a match).
-    Outcomes inside a cluster can be correlated, so the binomial variance
-    understates the uncertainty; the ratio of the cluster-robust variance
-    of the pooled rate to the binomial one is returned, floored at 1 so
-    that a negative correlation never narrows an interval.
-    """
-    s = np.asarray(successes, dtype=np.float64)
-    t = np.asarray(trials, dtype=np.float64)
-    keep = t > 0
-    s, t = s[keep], t[keep]
-    m, n = s.size, t.sum()
-    if m < 2 or n <= 0:
-        return 1.0
-    p = s.sum() / n
-    binomial = p * (1 - p) / n
-    if binomial <= 0:
-        return 1.0
-    robust = ((s - p * t) ** 2).sum() / (n * n) * m / (m - 1)
-    return max(1.0, float(robust / binomial))
+def __getattr__(name: str) -> object:
+    for module in _MOVED:
+        if hasattr(module, name):
+            return getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def clustered_wilson(
-    successes: np.ndarray, trials: np.ndarray, z: float = Z95
-) -> tuple[float, float, float]:
-    """Wilson interval on the effective sample size of clustered counts.
-
-    Returns ``(low, high, design_effect)``: the pooled proportion's Wilson
-    interval computed with ``n / design_effect`` trials (and the same rate).
-    """
-    s = np.asarray(successes, dtype=np.float64)
-    t = np.asarray(trials, dtype=np.float64)
-    n = float(t.sum())
-    if n <= 0:
-        return (math.nan, math.nan, 1.0)
-    deff = design_effect(s, t)
-    n_eff = n / deff
-    k = float(s.sum())
-    low, high = wilson_interval(k / n * n_eff, n_eff, z)
-    if k <= 0:
-        low = 0.0
-    if k >= n:
-        high = 1.0
-    return (low, high, deff)
-
-
-def elo_ratings(
-    wins: np.ndarray,
-    prior: float = 0.5,
-    mean: float = 1500.0,
-    iterations: int = 10_000,
-    tol: float = 1e-10,
-) -> np.ndarray:
-    """Elo ratings from a pairwise win matrix by Bradley–Terry maximum likelihood.
-
-    ``wins[i, j]`` counts the matches agent ``i`` won against agent ``j``.
-    ``prior`` adds that many virtual wins each way to every pair that met
-    (a draw-like regulariser), so a 100% record gives a large but finite
-    gap.  Fitted with the classic minorise–maximise iteration; ratings are
-    ``400 * log10(strength)``, shifted so their average is ``mean``.
-    """
-    w = np.asarray(wins, dtype=np.float64)
-    k = w.shape[0]
-    if w.shape != (k, k):
-        raise ValueError(f"wins must be square, got shape {w.shape}")
-    if k == 0:
-        return np.zeros(0)
-    games = w + w.T
-    met = games > 0
-    w = w + prior * met
-    games = w + w.T
-    total_wins = w.sum(axis=1)
-    strength = np.ones(k)
-    for _ in range(iterations):
-        denom = (games / (strength[:, None] + strength[None, :])).sum(axis=1)
-        new = np.where(denom > 0, total_wins / np.where(denom > 0, denom, 1.0), strength)
-        new = np.where(new > 0, new, 1e-300)
-        new /= math.exp(np.log(new).mean())
-        if np.max(np.abs(np.log(new) - np.log(strength))) < tol:
-            strength = new
-            break
-        strength = new
-    ratings = 400.0 * np.log10(strength)
-    return ratings - ratings.mean() + mean
-
-
-def elo_from_pairs(
-    names: Sequence[str], results: Sequence[tuple[str, str, int, int]], **kwargs: float
-) -> dict[str, float]:
-    """Elo ratings from ``(a, b, a_wins, b_wins)`` records."""
-    index = {name: i for i, name in enumerate(names)}
-    wins = np.zeros((len(names), len(names)))
-    for a, b, wa, wb in results:
-        wins[index[a], index[b]] += wa
-        wins[index[b], index[a]] += wb
-    ratings = elo_ratings(wins, **kwargs)
-    return {name: float(ratings[i]) for name, i in index.items()}
-
-
-__all__ = [
-    "Z95",
-    "clustered_wilson",
-    "design_effect",
-    "elo_from_pairs",
-    "elo_ratings",
-    "wilson_interval",
-]
+def __dir__() -> list[str]:
+    return sorted({n for module in _MOVED for n in dir(module)})

@@ -46,7 +46,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from agents.view import ObsView, card_bit, decode
+from agents.features import ObsView, card_bit, decode
 from hgin_env import actions as A
 from hgin_env.cards import CARD_VALUES, NUM_CARDS, unpack_masks
 from hgin_env.melds import deadwood_after_discard, min_deadwood_after_discard

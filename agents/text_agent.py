@@ -32,7 +32,7 @@ from typing import IO, Any
 import numpy as np
 
 from hgin_env.rules import Rules, load_rules
-from hgin_env.text import describe, legal_moves, parse_move
+from hgin_env.ui.text import describe, legal_moves, parse_move
 
 #: The line that ends each description: the program answers after reading it.
 END_MARKER = "END"

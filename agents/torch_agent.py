@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents.features import ObsView, decode
 from agents.model import PolicyValueNet, masked_logits, sample_masked
-from agents.view import ObsView, decode
 from hgin_env.actions import NUM_ACTIONS
 from hgin_env.observation import OBS_DIM
 

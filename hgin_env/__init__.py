@@ -1,13 +1,13 @@
 """hgin: Hollywood Gin Rummy for reinforcement learning.
 
 ``hgin_env.env()`` / ``hgin_env.raw_env()`` are the PettingZoo AEC
-environment (:mod:`hgin_env.aec`), imported on first use so that
+environment (:mod:`hgin_env.envs.aec`), imported on first use so that
 ``import hgin_env`` stays light.  Importing the package registers the
 Gymnasium id :data:`ENV_ID` (``"hgin/HollywoodGin-v0"``) by its entry-point
 string only, so ``gymnasium.make(ENV_ID, opponent="simple")`` works without
 loading the environment module until it is made; ``gymnasium.make_vec(ENV_ID,
 num_envs=8, vectorization_mode="vector_entry_point")`` makes the batched
-:class:`~hgin_env.gym_env.HollywoodGinVectorEnv`.
+:class:`~hgin_env.envs.gym_env.HollywoodGinVectorEnv`.
 """
 
 from importlib import metadata as _metadata
@@ -22,14 +22,14 @@ try:
 except _metadata.PackageNotFoundError:  # a bare checkout on sys.path, never installed
     __version__ = "0+unknown"
 
-#: The Gymnasium id of :class:`hgin_env.gym_env.HollywoodGinEnv`.
+#: The Gymnasium id of :class:`hgin_env.envs.gym_env.HollywoodGinEnv`.
 ENV_ID = "hgin/HollywoodGin-v0"
 
 if ENV_ID not in _gym.registry:
     _gym.register(
         id=ENV_ID,
-        entry_point="hgin_env.gym_env:HollywoodGinEnv",
-        vector_entry_point="hgin_env.gym_env:HollywoodGinVectorEnv",
+        entry_point="hgin_env.envs.gym_env:HollywoodGinEnv",
+        vector_entry_point="hgin_env.envs.gym_env:HollywoodGinVectorEnv",
         # Above the longest legal match under any accepted rules, so Gymnasium's TimeLimit
         # never cuts one (gym_env.MAX_EPISODE_STEPS, derived in docs/rules.md Appendix C;
         # tests/test_gym.py checks the two agree).
@@ -41,7 +41,7 @@ def __getattr__(name: str) -> object:
     # The PettingZoo environment is imported on first use, so ``import hgin_env``
     # (and the engine alone) stays fast and never pulls in pettingzoo.
     if name in ("env", "raw_env"):
-        from hgin_env import aec
+        from hgin_env.envs import aec
 
         return getattr(aec, name)
     raise AttributeError(f"module 'hgin_env' has no attribute {name!r}")

@@ -6,9 +6,9 @@ both seats have seen.  The observation vector carries sets (the pile, the
 cards known in the opponent's hand), not their order; an agent that infers the
 opponent's cards from its past choices (``agents.search``) needs the order.
 
-:class:`PublicHistory` is fed by whoever steps a :class:`~hgin_env.engine.VectorGame`
-or a one-game view of the environments' engine (the arena, the play server and the
-terminal game do it for agents with ``uses_history = True``) and adds to an
+:class:`PublicHistory` is fed by whoever steps a game (any
+:class:`~hgin_env.state.GameView`: a ``VectorGame`` or a ``SingleGame``'s arrays; the
+match driver does it for agents with ``uses_history = True``) and adds to an
 observation, for the seat to move:
 
 * ``history`` int16 (B, L): ``seat * 108 + action`` per action of this hand,
@@ -23,18 +23,12 @@ history is never cut.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from hgin_env import actions as A
 from hgin_env.cards import NUM_CARDS
 from hgin_env.rules import Rules
-from hgin_env.state import STOCK_START
-
-if TYPE_CHECKING:
-    from hgin_env.engine import VectorGame
-    from hgin_env.views import SingleGameArrays
+from hgin_env.state import STOCK_START, GameView
 
 __all__ = ["HISTORY_KEYS", "PublicHistory", "history_for", "max_hand_actions"]
 
@@ -55,7 +49,7 @@ def max_hand_actions(rules: Rules) -> int:
 class PublicHistory:
     """The action sequence of the current hand of B games, kept in step with an engine."""
 
-    def __init__(self, game: VectorGame | SingleGameArrays) -> None:
+    def __init__(self, game: GameView) -> None:
         self.rules = game.rules
         self.length = max_hand_actions(game.rules)
         b = game.num_games
@@ -64,13 +58,13 @@ class PublicHistory:
         self.upcard = np.zeros(b, np.int8)
         self.new_hands(game, np.arange(b))
 
-    def new_hands(self, game: VectorGame | SingleGameArrays, rows: np.ndarray) -> None:
+    def new_hands(self, game: GameView, rows: np.ndarray) -> None:
         """Forget the history of ``rows``: a new hand was dealt there."""
         self.codes[rows] = -1
         self.count[rows] = 0
         self.upcard[rows] = game.deck[rows, STOCK_START - 1]
 
-    def step(self, game: VectorGame | SingleGameArrays, seats: np.ndarray, actions: np.ndarray,
+    def step(self, game: GameView, seats: np.ndarray, actions: np.ndarray,
              info: dict[str, np.ndarray], rows: np.ndarray | None = None) -> None:
         """Append ``actions`` played by ``seats`` in ``rows`` (default all), after ``game.step``.
 
@@ -88,7 +82,7 @@ class PublicHistory:
         if ended.size:
             self.new_hands(game, ended)
 
-    def step_one(self, game: VectorGame | SingleGameArrays, seat: int, action: int,
+    def step_one(self, game: GameView, seat: int, action: int,
                  hand_over: bool) -> None:
         """:meth:`step` for a one-game engine, whose step reports scalars."""
         self.step(game, np.array([seat]), np.array([action]), {"hand_over": np.array([hand_over])})
@@ -110,7 +104,7 @@ class PublicHistory:
                 "upcard": self.upcard.copy()}
 
 
-def history_for(game: VectorGame | SingleGameArrays, *agents: object) -> PublicHistory | None:
+def history_for(game: GameView, *agents: object) -> PublicHistory | None:
     """A history of ``game`` if any of ``agents`` asks for one (``uses_history``), else None."""
     if any(getattr(agent, "uses_history", False) for agent in agents):
         return PublicHistory(game)

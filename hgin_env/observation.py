@@ -18,8 +18,7 @@ from hgin_env.cards import NUM_CARDS, unpack_masks
 from hgin_env.melds import min_deadwood
 
 if TYPE_CHECKING:
-    from hgin_env.engine import VectorGame
-    from hgin_env.state import GameState
+    from hgin_env.state import GameState, GameView
 
 MAX_COLUMNS = 3
 _FULL = np.uint64((1 << NUM_CARDS) - 1)
@@ -87,7 +86,7 @@ def observation_spec() -> dict[str, slice]:
 _SPEC = observation_spec()
 
 
-def encode(game: GameState | VectorGame, seats: np.ndarray) -> np.ndarray:
+def encode(game: GameState | GameView, seats: np.ndarray) -> np.ndarray:
     """(B, OBS_DIM) float32 observations of ``game`` for seat ``seats[i]`` of game i.
 
     ``game`` is a :class:`~hgin_env.state.GameState` (or an engine, which

@@ -16,7 +16,7 @@ first; index 20 the first upcard; the stock is ``deck[stock_pos:]``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -31,6 +31,7 @@ __all__ = [
     "STOCK_START",
     "Field",
     "GameState",
+    "GameView",
     "from_position",
     "validate",
 ]
@@ -79,6 +80,59 @@ FIELDS: tuple[Field, ...] = (
     Field("seeds", _U64, (), 0, "the game's seed: every shuffle derives from it"),
 )
 FIELD_NAMES = tuple(f.name for f in FIELDS)
+
+
+class GameView(Protocol):
+    """What code above the engine reads of a game: the ``VectorGame`` attribute layout.
+
+    :class:`~hgin_env.engine.VectorGame` has it for B games, and
+    :class:`~hgin_env.engine.single.SingleGameArrays` for one :class:`SingleGame`, so the
+    renderers, the observation encoder, the public history and the move language take
+    either without knowing which.  Every array has the game index first
+    (:data:`FIELDS` for their meaning); none of them may be written through a view.
+    """
+
+    @property
+    def num_games(self) -> int: ...
+    @property
+    def rules(self) -> Rules: ...
+    @property
+    def sheets(self) -> SheetBatch: ...
+    @property
+    def stock_size(self) -> np.ndarray: ...
+    @property
+    def hands(self) -> np.ndarray: ...
+    @property
+    def known(self) -> np.ndarray: ...
+    @property
+    def deck(self) -> np.ndarray: ...
+    @property
+    def stock_pos(self) -> np.ndarray: ...
+    @property
+    def pile(self) -> np.ndarray: ...
+    @property
+    def pile_size(self) -> np.ndarray: ...
+    @property
+    def pile_mask(self) -> np.ndarray: ...
+    @property
+    def phase(self) -> np.ndarray: ...
+    @property
+    def current_player(self) -> np.ndarray: ...
+    @property
+    def dealer(self) -> np.ndarray: ...
+    @property
+    def taken_card(self) -> np.ndarray: ...
+    @property
+    def takes(self) -> np.ndarray: ...
+    @property
+    def knock_limit(self) -> np.ndarray: ...
+    @property
+    def discard_deadwood(self) -> np.ndarray: ...
+
+    def top_discard(self) -> np.ndarray: ...
+    def sheet(self, i: int) -> Sheet: ...
+    def legal_action_mask(self) -> np.ndarray: ...
+    def observe(self, player: int | None = None) -> dict[str, np.ndarray]: ...
 
 
 @dataclass

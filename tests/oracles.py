@@ -17,7 +17,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 from pettingzoo.utils.wrappers.base import BaseWrapper
 
-from hgin_env.wrappers import action_id
+from hgin_env.envs.spaces import action_id
 
 
 class IllegalMoveWrapper(BaseWrapper):

@@ -17,9 +17,9 @@ from pettingzoo.test.api_test import test_observation as pz_check_observation
 
 import hgin_env
 from hgin_env import actions as A
-from hgin_env.aec import AGENTS, TERMINAL_MASK_ACTION, raw_env
 from hgin_env.cards import parse_cards
 from hgin_env.engine import REWARD_MODES, VectorGame
+from hgin_env.envs.aec import AGENTS, TERMINAL_MASK_ACTION, raw_env
 from hgin_env.rules import PROFILES, load_rules
 
 

@@ -14,9 +14,9 @@ from agents import (
     StrongAgent,
     make_agent,
 )
-from agents.arena import Arena, act_split, match_seeds, play_matches
-from agents.stats import clustered_wilson, design_effect, elo_ratings, wilson_interval
-from agents.view import decode
+from agents.evaluation.arena import Arena, act_split, match_seeds, play_matches
+from agents.evaluation.stats import clustered_wilson, design_effect, elo_ratings, wilson_interval
+from agents.features import decode
 from hgin_env import actions as A
 from hgin_env.cards import parse_cards, unpack_masks
 from hgin_env.engine import VectorGame

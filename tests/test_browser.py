@@ -19,12 +19,12 @@ from typing import Any
 
 import pytest
 
-from agents.tournament import run_tournament
+from agents.evaluation.tournament import run_tournament
 from hgin_env import actions as A
 from hgin_env.cards import mask_to_cards
-from hgin_env.replay import replay
+from hgin_env.records.replay import replay
+from hgin_env.records.viewer import write_html
 from hgin_env.rules import load_rules
-from hgin_env.viewer import write_html
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="needs Playwright: pip install "
                                "-e '.[browser]'")
@@ -47,7 +47,7 @@ def browser() -> Iterator[Any]:
 def _serve(app: Any) -> Iterator[str]:
     """Run ``app`` with the play server's own server on a free port of 127.0.0.1, in a
     thread; yield its address, then stop it."""
-    from hgin_env.serve import make_play_server
+    from hgin_env.apps.serve import make_play_server
 
     server = make_play_server(app, "127.0.0.1", 0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -63,8 +63,8 @@ def _serve(app: Any) -> Iterator[str]:
 @pytest.fixture
 def server() -> Iterator[str]:
     """A server against ``random`` whose first match is always the same (seed 5)."""
-    from hgin_env.opponent import load_agent
-    from hgin_env.serve import create_app
+    from hgin_env.apps.serve import create_app
+    from hgin_env.envs.opponents import load_agent
 
     rules = load_rules("friendly")
     yield from _serve(create_app(load_agent("random", rules), "friendly", seed=5,
@@ -338,7 +338,7 @@ def test_cards_have_faces_with_suit_shapes(browser: Any, server: str) -> None:
 
 
 def test_each_match_shows_its_own_seed(browser: Any, server: str) -> None:
-    from hgin_env.serve import match_seed
+    from hgin_env.apps.serve import match_seed
 
     first = _open(browser, server)
     assert first.evaluate("document.body.dataset.seed") == "5"
@@ -358,8 +358,8 @@ def test_a_closed_match_is_told_not_replaced(browser: Any, tmp_path: Path) -> No
     import json
     import urllib.request
 
-    from hgin_env.opponent import load_agent
-    from hgin_env.serve import create_app
+    from hgin_env.apps.serve import create_app
+    from hgin_env.envs.opponents import load_agent
 
     rules = load_rules("friendly")
     app = create_app(load_agent("random", rules), "friendly", seed=5, max_sessions=1,
@@ -403,8 +403,8 @@ def _docs_screenshot(path: str = "docs/serve.png") -> None:
 
     ``python tests/test_browser.py`` writes it, from the repository root.
     """
-    from hgin_env.opponent import load_agent
-    from hgin_env.serve import create_app
+    from hgin_env.apps.serve import create_app
+    from hgin_env.envs.opponents import load_agent
 
     rules = load_rules("friendly")
     served = _serve(create_app(load_agent("simple", rules), "friendly", seed=2024,

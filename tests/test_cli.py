@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from agents.cli import COMMANDS, build_parser
-from agents.train_config import load_config, shipped_configs
+from agents.training.config import load_config, shipped_configs
 from hgin_env import __version__
-from hgin_env.opponent import load_agent
+from hgin_env.envs.opponents import load_agent
 from hgin_env.rules import PROFILES, load_rules
 
 if sys.version_info >= (3, 11):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.train_config import load_config
+from agents.training.config import load_config
 from hgin_env.rules import MAX_CONFIG_BYTES, load_rules
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -91,7 +91,7 @@ def aec_digest(name: str) -> str:
 
 
 def gym_digest(name: str, opponent: str) -> str:
-    from hgin_env.gym_env import HollywoodGinEnv
+    from hgin_env.envs.gym_env import HollywoodGinEnv
 
     env = HollywoodGinEnv(opponent=opponent, rules=_rules(name), reward=PROFILES[name][2])
     rng = np.random.default_rng(12)
@@ -108,7 +108,7 @@ def gym_digest(name: str, opponent: str) -> str:
 
 
 def vector_digest(name: str) -> str:
-    from hgin_env.gym_env import HollywoodGinVectorEnv
+    from hgin_env.envs.gym_env import HollywoodGinVectorEnv
 
     env = HollywoodGinVectorEnv(6, opponent="strong", rules=_rules(name),
                                 reward=PROFILES[name][2])
@@ -136,7 +136,7 @@ def _record_lines(path: pathlib.Path) -> list[dict[str, Any]]:
 
 def records_digest(name: str, tmp: pathlib.Path) -> str:
     import hgin_env
-    from hgin_env.wrappers import RecordMatches
+    from hgin_env.envs.wrappers import RecordMatches
 
     path = tmp / f"{name}.jsonl"
     env = RecordMatches(hgin_env.env(rules=_rules(name)), path)
@@ -151,7 +151,7 @@ def records_digest(name: str, tmp: pathlib.Path) -> str:
     h.add(_record_lines(path))
     # Random play rarely finishes a match under Oklahoma or straight gin: the arena's
     # records of two heuristic players cover every profile.
-    from agents.tournament import run_tournament
+    from agents.evaluation.tournament import run_tournament
     from hgin_env.records import RecordWriter
 
     arena_path = tmp / f"{name}-arena.jsonl"
@@ -167,7 +167,7 @@ def _summary(pair: dict[str, Any]) -> dict[str, Any]:
 
 
 def tournament_digest(tmp: pathlib.Path) -> str:
-    from agents.tournament import run_tournament
+    from agents.evaluation.tournament import run_tournament
     from hgin_env.records import RecordWriter
 
     path = tmp / "tournament.jsonl"
@@ -183,7 +183,7 @@ def tournament_digest(tmp: pathlib.Path) -> str:
 def terminal_digest() -> str:
     """The terminal game's whole text for a scripted player who always plays move 1."""
     from agents import make_agent
-    from hgin_env.play import play
+    from hgin_env.apps.play import play
 
     out = io.StringIO()
     answers = iter(["1"] * 400 + ["quit"])
@@ -197,7 +197,7 @@ def terminal_digest() -> str:
 def session_digest() -> str:
     """A browser play session's record after seeded random moves by the person."""
     from agents import make_agent
-    from hgin_env.play_session import PlaySession
+    from hgin_env.apps.play_session import PlaySession
 
     session = PlaySession(make_agent("strong"), load_rules("bonus"), seed=21, seat=0,
                           opponent_name="strong")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-import agents.tournament
+import agents.evaluation.tournament
 from agents.cli import evaluate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,7 +37,7 @@ def no_matches(monkeypatch) -> None:
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("a match was started before the arguments were checked")
 
-    monkeypatch.setattr(agents.tournament, "run_tournament", refuse)
+    monkeypatch.setattr(agents.evaluation.tournament, "run_tournament", refuse)
 
 
 def test_cli_writes_files_and_says_so(tmp_path, capsys) -> None:
@@ -151,7 +151,7 @@ def test_a_failed_write_is_one_line_and_exit_1(tmp_path, capsys, monkeypatch) ->
     def full_disk(self, path) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(agents.tournament.TournamentResult, "write_csv", full_disk)
+    monkeypatch.setattr(agents.evaluation.tournament.TournamentResult, "write_csv", full_disk)
     code = evaluate.main(["--agents", "random", "simple", "--matches", "2", "--no-progress",
                           "--json", str(tmp_path / "r.json"), "--csv", str(tmp_path / "r.csv")])
     assert code == 1

@@ -11,8 +11,8 @@ from gymnasium.utils.env_checker import check_env
 from gymnasium.vector import AutoresetMode
 
 from hgin_env import actions as A
-from hgin_env.aec import TERMINAL_MASK_ACTION
-from hgin_env.gym_env import ENV_ID, HollywoodGinEnv, HollywoodGinVectorEnv
+from hgin_env.envs.aec import TERMINAL_MASK_ACTION
+from hgin_env.envs.gym_env import ENV_ID, HollywoodGinEnv, HollywoodGinVectorEnv
 from hgin_env.rules import load_rules
 
 SHORT = load_rules("bonus").replace(columns=1)  # one column: short matches
@@ -220,6 +220,7 @@ def test_vector_env_restores_games_that_wait() -> None:
 def test_the_registered_step_limit_cannot_cut_a_legal_match() -> None:
     """The id's ``max_episode_steps`` is the bound derived from the hand limit and the
     largest take limit the rules accept (docs/rules.md, Appendix C)."""
-    from hgin_env import ENV_ID, gym_env
+    from hgin_env import ENV_ID
+    from hgin_env.envs import gym_env as gym_env
 
     assert gym.spec(ENV_ID).max_episode_steps == gym_env.MAX_EPISODE_STEPS

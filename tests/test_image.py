@@ -16,9 +16,9 @@ from gymnasium.wrappers import RecordVideo, RenderCollection
 import hgin_env
 from hgin_env import actions as A
 from hgin_env.cards import parse_cards
-from hgin_env.gym_env import HollywoodGinEnv
-from hgin_env.image import HEIGHT, WIDTH, table_image
+from hgin_env.envs.gym_env import HollywoodGinEnv
 from hgin_env.rules import load_rules
+from hgin_env.ui.image import HEIGHT, WIDTH, table_image
 
 SHORT = load_rules("bonus").replace(columns=1)
 
@@ -121,7 +121,7 @@ def test_gym_view_hides_the_opponents_cards_but_shows_the_ones_it_took() -> None
         env.reset(seed=0, options={"deck": deck, "dealer": 1})
         frames[name, "start"] = env.render()
         env.step(A.PASS)  # the dealer takes the upcard and discards
-        assert env.aec.game.known[0, 1] != 0
+        assert env.table.game.known[0, 1] != 0
         frames[name, "taken"] = env.render()
     assert np.array_equal(frames["a", "start"], frames["hidden", "start"])
     assert np.array_equal(frames["a", "taken"], frames["hidden", "taken"])

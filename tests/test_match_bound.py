@@ -17,15 +17,10 @@ import hgin_env
 from hgin_env import actions as A
 from hgin_env.cards import parse_card, parse_cards
 from hgin_env.engine import VectorGame
-from hgin_env.gym_env import (
-    ENV_ID,
-    MAX_EPISODE_STEPS,
-    HollywoodGinEnv,
-    HollywoodGinVectorEnv,
-)
-from hgin_env.hand import MAX_HANDS_PER_MATCH, max_hand_steps, max_match_steps
+from hgin_env.engine.hand import MAX_HANDS_PER_MATCH, max_hand_steps, max_match_steps
+from hgin_env.engine.single import SingleGame
+from hgin_env.envs.gym_env import ENV_ID, MAX_EPISODE_STEPS, HollywoodGinEnv, HollywoodGinVectorEnv
 from hgin_env.rules import RANGES, Rules, load_rules
-from hgin_env.single import SingleGame
 from hgin_env.state import from_position
 
 STRAIGHT = load_rules("classic").replace(straight_gin=True)
@@ -235,7 +230,7 @@ def test_gymnasium_reports_truncation_below_its_time_limit() -> None:
     obs, _ = env.reset(seed=1)
     base = env.unwrapped
     assert isinstance(base, HollywoodGinEnv)
-    base.aec.single.state.hands_in_match[0] = MAX_HANDS_PER_MATCH
+    base.table.single.state.hands_in_match[0] = MAX_HANDS_PER_MATCH
     steps, terminated, truncated = 0, False, False
     while not (terminated or truncated):
         obs, reward, terminated, truncated, info = env.step(_never_knock(obs["action_mask"]))

@@ -14,8 +14,8 @@ import pytest
 pyspiel = pytest.importorskip("pyspiel", reason="needs OpenSpiel: pip install 'hgin[openspiel]'")
 
 from hgin_env import actions as A  # noqa: E402
-from hgin_env import openspiel_game as og  # noqa: E402
 from hgin_env.engine import VectorGame  # noqa: E402
+from hgin_env.envs import openspiel as og  # noqa: E402
 from hgin_env.observation import encode  # noqa: E402
 from hgin_env.rules import load_rules  # noqa: E402
 from hgin_env.state import validate  # noqa: E402

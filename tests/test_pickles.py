@@ -18,10 +18,10 @@ import pytest
 
 import hgin_env
 from hgin_env.engine import VectorGame
-from hgin_env.gym_env import HollywoodGinEnv, HollywoodGinVectorEnv
+from hgin_env.engine.single import SingleGame
+from hgin_env.envs.gym_env import HollywoodGinEnv, HollywoodGinVectorEnv
+from hgin_env.envs.wrappers import FlatObservation
 from hgin_env.rules import load_rules
-from hgin_env.single import SingleGame
-from hgin_env.wrappers import FlatObservation
 
 DATA = Path(__file__).resolve().parent / "data" / "env_pickles_v1.pkl"
 

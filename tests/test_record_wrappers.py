@@ -13,11 +13,11 @@ import pytest
 
 import hgin_env
 from hgin_env import actions as A
-from hgin_env.gym_env import HollywoodGinEnv
+from hgin_env.envs.gym_env import HollywoodGinEnv
+from hgin_env.envs.wrappers import RecordGymMatches, RecordMatches
 from hgin_env.records import read_records
-from hgin_env.replay import replay
+from hgin_env.records.replay import replay
 from hgin_env.rules import load_rules
-from hgin_env.wrappers import RecordGymMatches, RecordMatches
 
 #: Shorter matches: one column.
 SHORT = load_rules("friendly").replace(columns=1)

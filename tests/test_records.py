@@ -14,13 +14,14 @@ import numpy as np
 import pytest
 
 from agents import make_agent
-from agents.arena import play_matches
 from agents.cli import evaluate
-from agents.tournament import run_tournament
+from agents.evaluation.arena import play_matches
+from agents.evaluation.tournament import run_tournament
 from hgin_env import actions as A
+from hgin_env.apps.replay import main as replay_main
 from hgin_env.cards import mask_to_cards
 from hgin_env.engine import VectorGame
-from hgin_env.hand import shuffled_decks
+from hgin_env.engine.hand import shuffled_decks
 from hgin_env.melds import split_melds
 from hgin_env.records import (
     FORMAT,
@@ -34,8 +35,7 @@ from hgin_env.records import (
     meld_lists,
     read_records,
 )
-from hgin_env.replay import main as replay_main
-from hgin_env.replay import match_text, replay
+from hgin_env.records.replay import match_text, replay
 from hgin_env.rules import load_rules
 
 
@@ -326,12 +326,12 @@ def test_evaluate_records_every_match(tmp_path, capsys) -> None:
 
 
 def test_evaluate_checks_the_record_path_before_playing(tmp_path, capsys, monkeypatch) -> None:
-    import agents.tournament
+    import agents.evaluation.tournament
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("a match was started before the arguments were checked")
 
-    monkeypatch.setattr(agents.tournament, "run_tournament", refuse)
+    monkeypatch.setattr(agents.evaluation.tournament, "run_tournament", refuse)
     with pytest.raises(SystemExit) as exc:
         evaluate.main(["--agents", "random", "simple", "--record",
                        str(tmp_path / "missing" / "t.jsonl")])
@@ -494,7 +494,7 @@ def test_a_record_from_before_a_switch_existed_still_replays() -> None:
     """Records written before the ``layoff`` switch lack it; they were played under its
     earlier (and default) value, and still verify."""
     from agents import make_agent
-    from agents.tournament import run_tournament
+    from agents.evaluation.tournament import run_tournament
 
     records: list[dict] = []
     run_tournament([make_agent("random", seed=0), make_agent("simple", seed=0)], 2,

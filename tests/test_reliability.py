@@ -185,7 +185,7 @@ def test_fuzz_aec_and_gym_step(value) -> None:
         env.step(value)
     except ValueError as err:
         assert str(err)
-    from hgin_env.gym_env import HollywoodGinEnv
+    from hgin_env.envs.gym_env import HollywoodGinEnv
 
     gym_env = HollywoodGinEnv(seat=0, opponent="random")
     gym_env.reset(seed=0)

@@ -15,12 +15,13 @@ import numpy as np
 import pytest
 
 from hgin_env import actions as A
-from hgin_env import render as R
+from hgin_env.apps.play import main
 from hgin_env.cards import parse, parse_card
 from hgin_env.engine import VectorGame
 from hgin_env.hollywood import replay
-from hgin_env.play import main, move_options, parse_command
 from hgin_env.rules import load_rules
+from hgin_env.ui import render as R
+from hgin_env.ui.moves import move_options, parse_command
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -175,7 +176,7 @@ def test_scripted_game_by_card_names(tmp_path: Path) -> None:
             return card.replace("♥", "h").replace("♦", "D") if len(card) == 2 else card
         return {A.DRAW_STOCK: "draw", A.PASS: "pass", A.TAKE_DISCARD: "take"}[actions[-1]]
 
-    import hgin_env.play as play_module
+    import hgin_env.apps.play as play_module
 
     real = play_module.move_options
 
@@ -223,7 +224,7 @@ def test_negative_seed_is_a_one_line_error() -> None:
 
 def test_cli_turns_ctrl_c_into_one_line(monkeypatch: pytest.MonkeyPatch,
                                         capsys: pytest.CaptureFixture[str]) -> None:
-    import hgin_env.play as play_module
+    import hgin_env.apps.play as play_module
 
     def interrupted(argv: list[str] | None = None, prog: str = "") -> int:
         raise KeyboardInterrupt
@@ -342,7 +343,7 @@ def test_terminal_without_unicode_gets_suit_letters() -> None:
 
 def test_refusals_name_the_keys_only_where_there_are_keys() -> None:
     """The terminal game quotes its keys; the play page (buttons, keys=False) does not."""
-    from hgin_env.play import why_illegal
+    from hgin_env.ui.moves import why_illegal
 
     game = VectorGame(1, "friendly", seed=4)  # the upcard offer
     seat = int(game.current_player[0])
@@ -369,8 +370,8 @@ def test_refusals_name_the_keys_only_where_there_are_keys() -> None:
 def test_a_closed_pile_is_named_as_the_reason() -> None:
     """After the take limit, 'take' is refused because the pile is closed, not with the
     generic 'draw first' (which would wrongly offer the take)."""
-    from hgin_env.play import why_illegal
     from hgin_env.rules import load_rules
+    from hgin_env.ui.moves import why_illegal
 
     game = VectorGame(1, load_rules("friendly").replace(max_discard_takes=1), seed=4)
     game.step(np.array([A.TAKE_DISCARD]))  # the upcard: the one take this hand allows
@@ -387,9 +388,9 @@ def test_a_closed_pile_is_named_as_the_reason() -> None:
 def test_a_match_cut_off_at_the_bound_ends_the_terminal_game(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The match bound (lowered here) ends the game with 'nobody wins', not a winner."""
-    from hgin_env import hand
-    from hgin_env.opponent import load_agent
-    from hgin_env.play import play
+    from hgin_env.apps.play import play
+    from hgin_env.engine import hand as hand
+    from hgin_env.envs.opponents import load_agent
     from hgin_env.rules import load_rules
 
     monkeypatch.setattr(hand, "MAX_HANDS_PER_MATCH", 2)

@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 
 from agents import RandomAgent
-from agents.arena import act_split
+from agents.evaluation.arena import act_split
 from hgin_env import actions as A
 from hgin_env.engine import VectorGame
-from hgin_env.gym_env import HollywoodGinEnv
+from hgin_env.envs.gym_env import HollywoodGinEnv
+from hgin_env.envs.wrappers import FlatObservation
 from hgin_env.observation import OBS_DIM
-from hgin_env.wrappers import FlatObservation
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sb3_maskable_ppo.py"
 SKIP_REASON = "needs the sb3 extra (stable-baselines3, sb3-contrib): pip install -e '.[sb3]'"
@@ -48,7 +48,7 @@ def test_flat_observation_wrapper():
         mask = env.action_masks()
         assert mask.dtype == bool and mask.shape == (A.NUM_ACTIONS,) and mask.any()
         # The mask is the env's own: every action it allows is legal.
-        assert np.array_equal(mask, env.unwrapped.aec.observe(env.unwrapped._me)["action_mask"]
+        assert np.array_equal(mask, env.unwrapped.table.observe(env.unwrapped.seat)["action_mask"]
                               .astype(bool))
         obs, _, terminated, _, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
         if terminated:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from agents import make_agent
-from agents.arena import Arena
+from agents.evaluation.arena import Arena
 from agents.search import (
     SearchAgent,
     SearchConfig,
@@ -191,7 +191,7 @@ def test_search_ignores_hidden_cards() -> None:
 def test_search_plays_in_the_browser_session() -> None:
     """The play server's session keeps the history search needs: a person's random legal
     moves against it for a while, every reply legal (the session checks)."""
-    from hgin_env.play_session import PlaySession
+    from hgin_env.apps.play_session import PlaySession
 
     session = PlaySession(_small_search(), load_rules("friendly"), seed=3)
     rng = np.random.default_rng(0)
@@ -209,7 +209,7 @@ def test_search_plays_in_the_terminal_game() -> None:
     import io
     import itertools
 
-    from hgin_env.play import play
+    from hgin_env.apps.play import play
 
     agent = _small_search()
     moves = itertools.cycle(["1", "0", "2", "3"])
@@ -226,7 +226,7 @@ def test_search_plays_in_the_terminal_game() -> None:
 def test_search_as_the_gymnasium_opponent() -> None:
     """The single-agent env keeps the public history for an opponent that asks for it,
     across hands (the history's replay is checked against every observation)."""
-    from hgin_env.gym_env import HollywoodGinEnv
+    from hgin_env.envs.gym_env import HollywoodGinEnv
 
     agent = _small_search()
     env = HollywoodGinEnv(opponent=agent, rules="friendly", seat=0)

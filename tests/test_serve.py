@@ -13,13 +13,13 @@ import pytest
 from hgin_env import actions as A
 from hgin_env.cards import mask_to_cards
 from hgin_env.records import check_record, in_progress
-from hgin_env.replay import replay
+from hgin_env.records.replay import replay
 from hgin_env.rules import load_rules
 
 pytest.importorskip("flask", reason="needs Flask: pip install -e '.[web]'")
 
-from hgin_env.opponent import load_agent
-from hgin_env.serve import create_app
+from hgin_env.apps.serve import create_app
+from hgin_env.envs.opponents import load_agent
 
 
 @pytest.fixture
@@ -197,7 +197,7 @@ def test_records_download_and_replay(client: Any) -> None:
 
 
 def test_a_record_in_progress_is_checked_to_its_last_action(client: Any) -> None:
-    from hgin_env.viewer import viewer_data
+    from hgin_env.records.viewer import viewer_data
 
     key, state = _new(client)
     for _ in range(3):
@@ -221,7 +221,7 @@ def test_command_line_prints_its_address_and_serves(tmp_path: Any) -> None:
     import sys
     import urllib.request
 
-    from hgin_env.serve import main
+    from hgin_env.apps.serve import main
 
     assert main(["--opponent", "nosuchagent", "--port", "0"]) == 2
     assert main(["--seed", "-1", "--port", "0"]) == 2
@@ -263,7 +263,7 @@ def test_buttons_that_are_not_moves_say_why(client: Any) -> None:
 
 def test_the_hand_is_in_the_terminal_games_order(client: Any) -> None:
     """One order in both places: melds, then the deadwood by rank (render.hand_groups)."""
-    from hgin_env.render import card_text, table_text
+    from hgin_env.ui.render import card_text, table_text
 
     key, state = _new(client)
     session = _session_of(client, key)
@@ -291,8 +291,8 @@ def _session_of(client: Any, key: str) -> Any:
 
 
 def test_every_match_has_its_own_seed_derived_from_the_servers() -> None:
-    from hgin_env.play_session import PlaySession
-    from hgin_env.serve import match_seed
+    from hgin_env.apps.play_session import PlaySession
+    from hgin_env.apps.serve import match_seed
 
     rules = load_rules("friendly")
     agent = load_agent("random", rules)
@@ -571,7 +571,7 @@ def test_the_server_bounds_its_threads_and_drops_stalled_uploads() -> None:
     import time
     import urllib.request
 
-    from hgin_env.serve import make_play_server
+    from hgin_env.apps.serve import make_play_server
 
     rules = load_rules("friendly")
     app = create_app(load_agent("random", rules), "friendly", seed=1)

@@ -28,11 +28,11 @@ from strategies import fast_settings, hands, meld_dense_hands
 from hgin_env import actions as A
 from hgin_env.cards import parse_cards
 from hgin_env.engine import MAX_HANDS_PER_MATCH, VectorGame
+from hgin_env.engine.single import SingleGame, discard_table, min_deadwood
 from hgin_env.melds import deadwood_after_discard
 from hgin_env.melds import min_deadwood as batched_min_deadwood
 from hgin_env.observation import OBS_DIM, encode
 from hgin_env.rules import Rules, load_rules
-from hgin_env.single import SingleGame, discard_table, min_deadwood
 from hgin_env.state import FIELD_NAMES
 
 SLOW_EXAMPLES = int(os.environ.get("HGIN_SLOW_EXAMPLES", "300"))

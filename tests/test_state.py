@@ -13,7 +13,7 @@ from strategies import fast_settings
 from hgin_env import actions as A
 from hgin_env.cards import parse, parse_cards
 from hgin_env.engine import VectorGame
-from hgin_env.single import SingleGame
+from hgin_env.engine.single import SingleGame
 from hgin_env.state import FIELD_NAMES, FIELDS, GameState, from_position, validate
 
 RULE_SETS = ["friendly", "classic", "bonus"]

@@ -7,8 +7,8 @@ import pytest
 
 from hgin_env import actions as A
 from hgin_env.engine import VectorGame
+from hgin_env.engine.single import SingleGame
 from hgin_env.rules import load_rules
-from hgin_env.single import SingleGame
 
 
 def _hoarder(mask: np.ndarray) -> int:

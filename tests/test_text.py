@@ -19,14 +19,14 @@ import numpy as np
 import pytest
 
 from agents import make_agent
+from agents.evaluation.tournament import run_tournament
 from agents.text_agent import END_MARKER, TextAgent, TextAgentError, parse_text_spec
-from agents.tournament import run_tournament
-from agents.train_config import check_agent_spec
+from agents.training.config import check_agent_spec
 from hgin_env import actions as A
 from hgin_env.engine import VectorGame
-from hgin_env.play import move_options, parse_command
-from hgin_env.render import RANK_TEXT, Style, card_text
-from hgin_env.text import describe, legal_moves, move_code, parse_move
+from hgin_env.ui.moves import move_options, parse_command
+from hgin_env.ui.render import RANK_TEXT, Style, card_text
+from hgin_env.ui.text import describe, legal_moves, move_code, parse_move
 
 RANK_WORDS = ("ace", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
               "jack", "queen", "king")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from agents import RandomAgent, SimpleAgent, StrongAgent
-from agents.arena import (
+from agents.evaluation.arena import (
     Arena,
     MatchStats,
     act_split,
@@ -18,8 +18,8 @@ from agents.arena import (
     match_rngs,
     play_matches,
 )
-from agents.stats import clustered_wilson
-from agents.tournament import (
+from agents.evaluation.stats import clustered_wilson
+from agents.evaluation.tournament import (
     HEATMAP_CMAP,
     TournamentResult,
     heatmap_figure,
@@ -230,7 +230,7 @@ def test_unique_names_progress_and_errors() -> None:
 
 
 def test_short_names_keep_a_checkpoints_folder_and_file() -> None:
-    from agents.tournament import NAME_WIDTH, short_name, short_names
+    from agents.evaluation.tournament import NAME_WIDTH, short_name, short_names
 
     path = "ckpt:runs/a_long_experiment_name_2026/agents/update_00420.pt"
     assert short_name(path) == "ckpt:…/agents/update_00420.pt"

@@ -13,11 +13,9 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agents.arena import duplicate_rates
+from agents.evaluation.arena import duplicate_rates
 from agents.model import PolicyValueNet, logp_entropy, sample_masked
-from agents.ppo import Trainer
 from agents.random_agent import RandomAgent
-from agents.rollout import RolloutBuffers, stream_gae
 from agents.torch_agent import (
     FORMAT,
     PRETRAINED_PATH,
@@ -32,12 +30,14 @@ from agents.torch_agent import (
     save_agent,
     unpack_array,
 )
-from agents.train_config import load_config, parse_override, shipped_configs, validate
+from agents.training.config import load_config, parse_override, shipped_configs, validate
+from agents.training.ppo import Trainer
+from agents.training.rollout import RolloutBuffers, stream_gae
 from hgin_env.actions import NUM_ACTIONS
 from hgin_env.engine import VectorGame
 from hgin_env.observation import OBS_DIM
 from hgin_env.records import read_records
-from hgin_env.replay import replay
+from hgin_env.records.replay import replay
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -233,7 +233,7 @@ def test_every_self_play_decision_is_trained_once() -> None:
 
 def test_points_shaping_matches_the_engine_points_reward() -> None:
     from agents import make_agent
-    from agents.rollout import posted_points
+    from agents.training.rollout import posted_points
 
     player = make_agent("simple")  # knocks at once: many hands and some matches end
     a = VectorGame(128, seed=9, reward="points")
@@ -409,7 +409,7 @@ def test_shipped_configs_keep_their_opponents() -> None:
 
 
 def test_single_opponent_makes_one_target(tmp_path: Path) -> None:
-    from agents.train_config import single_opponent, to_toml
+    from agents.training.config import single_opponent, to_toml
 
     spec = f"ckpt:{tiny_ckpt(tmp_path)}"
     cfg = load_config("quick", single_opponent(spec))
@@ -707,7 +707,7 @@ def test_agent_specs_are_checked_when_the_config_loads(tmp_path: Path) -> None:
 
 
 def test_make_baseline_never_substitutes_the_random_agent(tmp_path: Path) -> None:
-    from agents.ppo import make_baseline
+    from agents.training.ppo import make_baseline
 
     assert make_baseline("strong").name == "strong"
     with pytest.raises(ValueError, match="unknown agent spec 'strnog'"):
@@ -765,7 +765,7 @@ def test_non_finite_values_stop_training_and_keep_the_last_checkpoint(
 
 
 def test_divergence_is_caught_before_the_step() -> None:
-    from agents.ppo import TrainingDivergedError
+    from agents.training.ppo import TrainingDivergedError
 
     trainer = Trainer(tiny_config(run={"pipeline": False}))
     trainer.update()

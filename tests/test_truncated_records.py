@@ -14,12 +14,12 @@ import pytest
 
 import hgin_env
 from agents import make_agent
-from agents.tournament import run_tournament
-from hgin_env import hand
+from agents.evaluation.tournament import run_tournament
+from hgin_env.engine import hand as hand
+from hgin_env.envs.wrappers import RecordMatches
 from hgin_env.records import check_record, in_progress, read_records
-from hgin_env.replay import replay
+from hgin_env.records.replay import replay
 from hgin_env.rules import load_rules
-from hgin_env.wrappers import RecordMatches
 
 BOUND = 4
 RULES = load_rules("friendly").replace(straight_gin=True, max_discard_takes=2)

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 import torch
 
+from agents.features import decode
 from agents.model import PolicyValueNet, draw_features, knock_features
 from agents.torch_agent import PRETRAINED_PATH, load_torch_agent
-from agents.view import decode
 from hgin_env.engine import VectorGame
 from hgin_env.melds import min_deadwood
 from hgin_env.rules import PROFILES
@@ -162,8 +162,8 @@ def test_decoding_once_leaves_every_move_and_logit_unchanged() -> None:
 def test_act_decodes_each_slice_of_each_row_once(monkeypatch) -> None:
     """``act`` decodes once: the features of both sets read the same view, and a subset
     view reuses what its parent decoded, so no observation entry is read twice."""
+    from agents.features import ObsView
     from agents.torch_agent import TorchAgent
-    from agents.view import ObsView
     from hgin_env import actions as A
 
     obs, mask = _positions()

@@ -14,12 +14,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from agents.tournament import run_tournament
+from agents.evaluation.tournament import run_tournament
+from hgin_env.apps.replay import main as replay_main
 from hgin_env.cards import mask_to_cards
 from hgin_env.records import RecordWriter, read_records
-from hgin_env.replay import main as replay_main
-from hgin_env.replay import replay
-from hgin_env.viewer import inline_json, match_html, viewer_data, write_html
+from hgin_env.records.replay import replay
+from hgin_env.records.viewer import inline_json, match_html, viewer_data, write_html
 
 
 @pytest.fixture(scope="module")
@@ -215,7 +215,7 @@ def test_lone_surrogates_are_written_and_a_page_is_replaced_whole(
     tampered["hands"][0]["actions"][0][1] = 0
     with pytest.raises(ValueError):
         write_html(tampered, out)
-    import hgin_env.viewer as viewer
+    import hgin_env.records.viewer as viewer
 
     def full_disk(*args: object) -> None:
         raise OSError(28, "No space left on device")
@@ -238,7 +238,7 @@ def _umask() -> int:
 def test_html_paths_are_checked_before_any_record_is_read(
         records: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    import hgin_env.replay as replay_module
+    import hgin_env.apps.replay as replay_module
 
     path = tmp_path / "m.jsonl"
     with RecordWriter(path) as writer:

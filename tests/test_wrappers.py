@@ -13,8 +13,8 @@ from oracles import reference_env
 
 import hgin_env
 from hgin_env import actions as A
-from hgin_env.aec import raw_env
-from hgin_env.wrappers import MaskedDiscrete, action_id
+from hgin_env.envs.aec import raw_env
+from hgin_env.envs.spaces import MaskedDiscrete, action_id
 
 
 def test_action_id_accepts_integral_scalars_only() -> None:

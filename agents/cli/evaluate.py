@@ -6,7 +6,7 @@
         [--record FILE.jsonl[.gz]|DIR]
 
 The tournament itself (duplicate format, pair-clustered 95% intervals, Elo)
-is :func:`agents.tournament.run_tournament`.  This script only checks its
+is :func:`agents.evaluation.tournament.run_tournament`.  This script only checks its
 arguments, every output path included, before the first match, plays, prints
 the tables and writes the files.  Ctrl-C exits 130 and a closed output pipe
 (``| head``) exits 141, each with a one-line message.
@@ -81,7 +81,7 @@ _seed = _int_at_least(0, "a non-negative integer")
 
 def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     from agents import AGENT_SPECS
-    from agents.tournament import DEFAULT_MATCHES
+    from agents.evaluation.tournament import DEFAULT_MATCHES
 
     parser = argparse.ArgumentParser(
         prog=prog, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -120,7 +120,7 @@ def output_path(option: str, value: str, extension: str) -> Path:
     An existing directory gets ``tournament.<extension>`` inside it.
     Raises ``ValueError`` naming the option when the file cannot be written.
     """
-    from hgin_env.outputs import check_output_file
+    from hgin_env.apps.outputs import check_output_file
 
     path = Path(value)
     if value.endswith(("/", os.sep)) and not path.is_dir():
@@ -129,7 +129,7 @@ def output_path(option: str, value: str, extension: str) -> Path:
         path = path / f"{DEFAULT_STEM}.{extension}"
     check_output_file(option, value, path)
     if option == "--plot":
-        from agents.tournament import plot_format
+        from agents.evaluation.tournament import plot_format
 
         plot_format(path)  # ValueError unless the extension names a supported format
     return path
@@ -166,8 +166,8 @@ def _run(argv: Sequence[str] | None, prog: str) -> int:
         parser.error(str(exc))
 
     from agents import make_agent
-    from agents.tournament import run_tournament
-    from hgin_env.records import RecordWriter
+    from agents.evaluation.tournament import run_tournament
+    from hgin_env.records.format import RecordWriter
     from hgin_env.rules import load_rules
 
     try:

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agents.ppo import Trainer
+    from agents.training.ppo import Trainer
 
 # torch and the trainer are imported inside the functions that need them: the import
 # takes seconds, and a Ctrl-C during it must end with one line, not a traceback.
@@ -77,7 +77,7 @@ def _integer(text: str) -> int:
 
 
 def parse_args(argv: list[str] | None = None, prog: str = PROG) -> argparse.Namespace:
-    from agents.train_config import shipped_configs
+    from agents.training.config import shipped_configs
 
     p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0],
                                 epilog=EXIT_CODES,
@@ -118,7 +118,7 @@ def _command(args: argparse.Namespace) -> str:
 def resolve_config(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The run's config and, with ``--resume``, the checkpoint it continues."""
     from agents.torch_agent import CheckpointError, load_checkpoint
-    from agents.train_config import load_config, parse_override, single_opponent, validate
+    from agents.training.config import load_config, parse_override, single_opponent, validate
 
     overrides = single_opponent(args.opponent) if args.opponent is not None else []
     overrides += args.overrides
@@ -165,7 +165,7 @@ def config_changes(saved: dict[str, Any], cfg: dict[str, Any]) -> list[tuple[str
     """``(section.key, old, new)`` for every setting of ``cfg`` that differs from the
     checkpoint's ``saved`` config, in the config's order.  A key the checkpoint lacks (an
     older version) is compared with its default, which is what that run used."""
-    from agents.train_config import validate
+    from agents.training.config import validate
 
     try:
         before = validate({s: dict(v) for s, v in saved.items()})
@@ -183,7 +183,7 @@ def config_changes(saved: dict[str, Any], cfg: dict[str, Any]) -> list[tuple[str
 
 def _shown(value: Any) -> str:
     """A config value as the TOML / ``--set`` text a user would type."""
-    from agents.train_config import _toml_value
+    from agents.training.config import _toml_value
 
     return "(unset)" if value is None else _toml_value(value)
 
@@ -195,7 +195,7 @@ def write_resume_config(logdir: Path, cfg: dict[str, Any], saved: dict[str, Any]
     run's full config goes to ``config.resume-N.toml`` (N counting the resumes), headed by
     the settings it changed.  A log folder without a ``config.toml`` (a resume into a new
     ``--logdir``) first gets the checkpoint's config there."""
-    from agents.train_config import to_toml
+    from agents.training.config import to_toml
 
     original = logdir / "config.toml"
     if not original.exists():
@@ -314,11 +314,11 @@ def run_evaluation(trainer: Trainer, matches: int, opponents: list[str],
     ``record_matches`` matches against each opponent are written there as
     match records (docs/records.md), so a run's games can be watched later.
     """
-    from agents.arena import duplicate_rates
-    from agents.ppo import make_baseline
+    from agents.evaluation.arena import duplicate_rates
+    from agents.evaluation.tournament import record_keeper
     from agents.torch_agent import TorchAgent
-    from agents.tournament import record_keeper
-    from hgin_env.records import RecordWriter
+    from agents.training.ppo import make_baseline
+    from hgin_env.records.format import RecordWriter
     from hgin_env.rules import profile_name
 
     agent = TorchAgent(trainer.model, greedy=True, device=trainer.device, name="learner")
@@ -381,7 +381,7 @@ def print_table(results: dict[str, dict[str, float]], title: str) -> None:
 def final_table_title(agent: Path, rules: object) -> str:
     """The final table's title: the agent by its folder and file name (the line after the
     table gives the whole path), so a deep log folder does not fold the title mid-word."""
-    from agents.tournament import short_name
+    from agents.evaluation.tournament import short_name
 
     shown = short_name(str(agent), width=40)
     rules_name = short_name(str(rules), width=40)
@@ -422,9 +422,9 @@ def _train_locked(args: argparse.Namespace, cfg: dict[str, Any], ckpt: dict[str,
                   logdir: Path) -> dict[str, Any]:
     import torch
 
-    from agents.ppo import Trainer, TrainingDivergedError
     from agents.torch_agent import atomic_save, save_agent
-    from agents.train_config import to_toml
+    from agents.training.config import to_toml
+    from agents.training.ppo import Trainer, TrainingDivergedError
 
     run = cfg["run"]
     latest = logdir / "checkpoints" / "latest.pt"
@@ -592,11 +592,11 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     directory, 130 / 143 stopped by Ctrl-C / SIGTERM (resumable), 141 output closed."""
     try:
         args = parse_args(argv, prog)
-        from agents.ppo import TrainingDivergedError
+        from agents.training.ppo import TrainingDivergedError
 
         try:
             if args.print_config:
-                from agents.train_config import to_toml
+                from agents.training.config import to_toml
 
                 print(to_toml(resolve_config(args)[0]))
                 return 0

@@ -17,7 +17,7 @@ import numpy as np
 
 from hgin_env import actions as A
 from hgin_env.cards import NUM_CARDS, unpack_masks
-from hgin_env.hand import (
+from hgin_env.engine.hand import (
     MAX_HANDS_PER_MATCH,
     REWARD_MODES,
     HandOutcome,

@@ -28,7 +28,7 @@ import torch
 
 from agents.model import PolicyValueNet, masked_logits, sample_masked
 from hgin_env.actions import NUM_ACTIONS
-from hgin_env.engine import VectorGame
+from hgin_env.engine.vector import VectorGame
 
 # --------------------------------------------------------------------------- GAE
 

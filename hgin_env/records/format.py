@@ -21,15 +21,18 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import fields
 from functools import lru_cache
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
 from hgin_env.cards import NUM_CARDS, NUM_RANKS, mask_to_cards
-from hgin_env.hand import HandRecord
+from hgin_env.engine.hand import HandRecord
 from hgin_env.hollywood import Sheet, SheetBatch
 from hgin_env.melds import best_melds
 from hgin_env.rules import PROFILES, Rules, field_names
+
+if TYPE_CHECKING:
+    from hgin_env.state import GameView
 
 __all__ = [
     "FORMAT",
@@ -267,7 +270,7 @@ class MatchRecorder:
         self.finished = np.zeros(self.num_matches, bool)
         self._moves: list[tuple[np.ndarray, ...]] = []
 
-    def start(self, game: Any, ids: np.ndarray | None = None) -> None:
+    def start(self, game: GameView, ids: np.ndarray | None = None) -> None:
         """Note the seed and first deal of every row's match."""
         ids = np.arange(game.num_games) if ids is None else np.asarray(ids)
         for row, match in enumerate(ids.tolist()):
@@ -275,7 +278,7 @@ class MatchRecorder:
                 self.seeds[match] = game.seeds[row]
                 self.hands[match] = [_deal(game, row)]
 
-    def step(self, game: Any, ids: np.ndarray, live: np.ndarray, seats: np.ndarray,
+    def step(self, game: GameView, ids: np.ndarray, live: np.ndarray, seats: np.ndarray,
              actions: np.ndarray, info: dict[str, np.ndarray]) -> None:
         """Record one engine step: the actions of live rows, and the hands it ended."""
         live = live & (ids < self.num_matches)
@@ -336,7 +339,7 @@ class MatchRecorder:
                           "showdown": hand.get("showdown"), "sheet": hand.get("sheet")})
         return hands
 
-    def match_so_far(self, match: int, game: Any, row: int) -> dict[str, Any]:
+    def match_so_far(self, match: int, game: GameView, row: int) -> dict[str, Any]:
         """``match`` as :meth:`matches` gives it, but also while it goes on (row ``row``).
 
         An unfinished match ends with the hand in play: its actions so far, with
@@ -366,7 +369,7 @@ class MatchRecorder:
                 for s, e in zip(starts.tolist(), ends.tolist(), strict=True)}
 
 
-def _deal(game: Any, row: int) -> dict[str, Any]:
+def _deal(game: GameView, row: int) -> dict[str, Any]:
     return {"dealer": int(game.dealer[row]), "deck": game.deck[row].tolist()}
 
 
@@ -394,8 +397,9 @@ class MatchStream:
         self._hands: list[dict[str, Any]] = []
         self._actions: list[int] = []  # seat * 128 + action: a cached small int, no allocation
         self._game: Any = None
+        self._finished: dict[str, Any] | None = None
 
-    def start(self, game: Any, first_deal: str = "seeded") -> None:
+    def start(self, game: GameView, first_deal: str = "seeded") -> None:
         """Begin recording the match just dealt in ``game`` (a ``SingleGame``, read again
         at the end of every hand)."""
         if first_deal not in FIRST_DEALS:
@@ -406,6 +410,7 @@ class MatchStream:
         self._first_deal = first_deal
         self._hands = [{"dealer": game.dealer, "deck": list(game.deck)}]
         self._actions = []
+        self._finished = None
         self.live = True
 
     def played(self, seat: int, action: int, hand_over: bool, match_over: bool,
@@ -436,9 +441,31 @@ class MatchStream:
             return
         self.live = False
         for hand in hands:
-            hand["actions"] = [[code >> 7, code & 127] for code in hand["actions"]]
-        self.emit({"seed": self._seed, "first_deal": self._first_deal, "hands": hands,
-                   "result": result_dict(sheet, len(hands), truncated)})
+            hand["actions"] = _pairs(hand["actions"])
+        self._finished = {"seed": self._seed, "first_deal": self._first_deal, "hands": hands,
+                          "result": result_dict(sheet, len(hands), truncated)}
+        self.emit(self._finished)
+
+    def so_far(self) -> dict[str, Any]:
+        """The match as :meth:`MatchRecorder.match_so_far` gives it: once finished, what
+        was emitted; while it goes on, its hands so far, the hand in play last (its
+        actions so far, ``showdown`` and ``sheet`` null) and ``winner`` -1."""
+        if self._finished is not None:
+            return self._finished
+        if not self.live:
+            raise ValueError("no match is being recorded: start() one first")
+        hands = [{"dealer": hand["dealer"], "deck": hand["deck"],
+                  "actions": _pairs(hand.get("actions", self._actions)),
+                  "showdown": hand.get("showdown"), "sheet": hand.get("sheet")}
+                 for hand in self._hands]
+        sheet = sheet_dict(self._game.sheets.sheet(0))
+        return {"seed": self._seed, "first_deal": self._first_deal, "hands": hands,
+                "result": result_dict(sheet, len(hands))}
+
+
+def _pairs(codes: list[int]) -> list[list[int]]:
+    """``seat << 7 | action`` codes as the record's ``[seat, action]`` pairs."""
+    return [[code >> 7, code & 127] for code in codes]
 
 
 # ---------------------------------------------------------------------- files

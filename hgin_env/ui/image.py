@@ -38,10 +38,10 @@ from PIL import Image, ImageDraw, ImageFont
 
 from hgin_env.cards import NUM_RANKS, SUIT_CHARS, SUIT_SYMBOLS, mask_to_cards
 from hgin_env.hollywood import COLUMN_NAMES
-from hgin_env.render import DEFAULT_NAMES, RANK_TEXT, hand_groups, hand_summary, phase_text
+from hgin_env.ui.render import DEFAULT_NAMES, RANK_TEXT, hand_groups, hand_summary, phase_text
 
 if TYPE_CHECKING:
-    from hgin_env.engine import VectorGame
+    from hgin_env.state import GameView
 
 __all__ = ["HEIGHT", "WIDTH", "table_image"]
 
@@ -250,7 +250,7 @@ def _draw_label(frame: np.ndarray, y: int, name: str, dealer: bool, to_move: boo
         _text(frame, (MARGIN, y), text, WHITE, 13)
 
 
-def _draw_middle(frame: np.ndarray, game: Any, row: int) -> None:
+def _draw_middle(frame: np.ndarray, game: GameView, row: int) -> None:
     y = 148
     stock = int(game.stock_size[row])
     _paste(frame, _back(), MARGIN, y)
@@ -271,7 +271,7 @@ def _draw_middle(frame: np.ndarray, game: Any, row: int) -> None:
           "gin only" if limit == 0 else f"knock at {limit} or less", DIM, 12)
 
 
-def _draw_sheet(frame: np.ndarray, game: Any, row: int, names: Sequence[str],
+def _draw_sheet(frame: np.ndarray, game: GameView, row: int, names: Sequence[str],
                 order: tuple[int, int]) -> None:
     sheet = game.sheet(row)
     rules = game.rules
@@ -313,7 +313,7 @@ def _draw_sheet(frame: np.ndarray, game: Any, row: int, names: Sequence[str],
 
 
 def table_image(
-    game: VectorGame,
+    game: GameView,
     row: int = 0,
     viewer: int | None = None,
     names: Sequence[str] = DEFAULT_NAMES,

@@ -1,13 +1,14 @@
 """One person's match against an agent, as the play server keeps it between clicks.
 
-:class:`PlaySession` holds a one-game :class:`~hgin_env.engine.VectorGame`
-(the engine :mod:`hgin_env.replay` verifies with), plays the agent's moves as
-soon as it is the agent's turn, records every action with a
-:class:`~hgin_env.records.MatchRecorder`, and describes the table as the
+:class:`PlaySession` holds a :class:`~hgin_env.envs.table.MatchTable` (the
+one-game engine), plays the agent's moves through the
+:class:`~hgin_env.envs.driver.MatchDriver` as soon as it is the agent's turn,
+records every action with a :class:`~hgin_env.records.format.MatchStream`, and
+describes the table as the
 person's seat may see it (:meth:`PlaySession.view`): the opponent's cards stay
 hidden, but for those it took from the discard pile, until a showdown shows them.
 The words (moves, why a move is refused, what happened) are the terminal
-game's (:mod:`hgin_env.play`), without its keys (the page has buttons).
+game's (:mod:`hgin_env.ui.moves`), without its keys (the page has buttons).
 
 Every action applied so far is counted (:attr:`PlaySession.moves`, in the view
 as ``"move"``): a client names the count it saw, so a stale click (another tab,
@@ -24,16 +25,16 @@ from typing import Any
 import numpy as np
 
 from hgin_env import actions as A
+from hgin_env.agent import Agent
 from hgin_env.cards import mask_to_cards
-from hgin_env.engine import VectorGame
-from hgin_env.history import history_for
+from hgin_env.envs.driver import AgentError, MatchDriver
+from hgin_env.envs.table import MatchTable
 from hgin_env.hollywood import COLUMN_NAMES
 from hgin_env.melds import min_deadwood
-from hgin_env.opponent import Policy
-from hgin_env.play import move_options, narrate, why_illegal
-from hgin_env.records import MatchRecorder, make_record, sheet_dict, showdown_dict
-from hgin_env.render import Style, hand_groups, phase_text
+from hgin_env.records.format import MatchStream, make_record, sheet_dict, showdown_dict
 from hgin_env.rules import Rules
+from hgin_env.ui.moves import move_options, narrate, why_illegal
+from hgin_env.ui.render import Style, hand_groups, phase_text
 
 __all__ = ["AgentFailed", "IllegalMove", "PlaySession", "StaleMove"]
 
@@ -71,7 +72,7 @@ class PlaySession:
     ``number`` is the match's number on its server (shown with the seed).
     """
 
-    def __init__(self, opponent: Policy, rules: Rules, seed: int, seat: int = 0,
+    def __init__(self, opponent: Agent, rules: Rules, seed: int, seat: int = 0,
                  opponent_name: str = "opponent", profile: str | None = None,
                  number: int = 1) -> None:
         if isinstance(seat, bool) or seat not in (0, 1):
@@ -90,14 +91,16 @@ class PlaySession:
         self.agents[1 - seat] = opponent_name
         self.names = ["You", "You"]
         self.names[1 - seat] = f"{opponent_name} (agent)"
-        self.game = VectorGame(1, rules, seed=self.seed, autoreset=False)
-        self.recorder = MatchRecorder(1)
-        self.recorder.start(self.game)
-        self._ids = np.zeros(1, np.int64)
-        self._live = np.ones(1, bool)
-        # Agents that reason about the order of play (search) get the hand's public history.
-        self.history = history_for(self.game, opponent)
-        self.rng = np.random.default_rng(self.seed)  # the agent's own choices
+        self.table = MatchTable(rules)
+        self.recorder = MatchStream(lambda _match: None)  # read with so_far(), not emitted
+        self.table.recorder = self.recorder
+        self.table.reset(self.seed)
+        #: The table in the ``VectorGame`` layout, as the renderers and the moves read it.
+        self.game = self.table.game
+        # The agent's turns, with the hand's public history for agents that use it (search).
+        self.driver = MatchDriver(self.table, {1 - seat: opponent},
+                                  np.random.default_rng(self.seed))
+        self.driver.new_match()
         self.hand_number = 1
         self.log: list[str] = []
         self.showdown: dict[str, Any] | None = None
@@ -109,7 +112,7 @@ class PlaySession:
     @property
     def over(self) -> bool:
         """Whether the match has ended."""
-        return int(self.game.phase[0]) == A.PHASE_MATCH_OVER
+        return self.table.over
 
     def play(self, action: int, expected: int | None = None) -> None:
         """Play the person's ``action`` (an id in ``0..107``), then the agent's replies.
@@ -150,63 +153,52 @@ class PlaySession:
         keeps failing, or picks an illegal move, stops the match (:attr:`failed`)
         with the table as it was, so that it is never the person's turn for it.
         """
-        game = self.game
-        while not self.over and self.failed is None and int(game.current_player[0]) != self.seat:
-            mover = 1 - self.seat
-            action = -1
+        table = self.table
+        while not self.over and self.failed is None and table.current_player != self.seat:
+            mover = table.current_player
             for attempt in range(1, AGENT_TRIES + 1):
                 try:
-                    obs = game.observe(mover)
-                    if self.history is not None:
-                        obs.update(self.history.observe(np.array([mover])))
-                    action = int(np.asarray(self.opponent.act(obs, rng=self.rng)).reshape(-1)[0])
+                    action = self.driver.choose(mover)
                     break
+                except AgentError as err:
+                    self._stop(f"the agent {self.agents[mover]!r} chose an illegal move "
+                               f"({err.action})")
+                    return
                 except Exception as err:  # any agent fault: ask again, then stop
                     if attempt == AGENT_TRIES:
                         self._stop(f"the agent {self.agents[mover]!r} failed "
                                    f"{AGENT_TRIES} times ({type(err).__name__}: {err})")
                         return
-            if not (0 <= action < A.NUM_ACTIONS and obs["action_mask"][0, action]):
-                self._stop(f"the agent {self.agents[mover]!r} chose an illegal move ({action})")
-                return
             self._step(action)
 
     def _stop(self, why: str) -> None:
         self.failed = why
-        self._live[:] = False
         self.log.append(f"The match was stopped: {why}.")
 
     def _step(self, action: int) -> None:
         game = self.game
-        mover = int(game.current_player[0])
+        mover = self.table.current_player
         top = int(game.top_discard()[0])
         before = int(game.hands[0, mover])
-        seats = game.current_player.copy()
-        actions = np.array([action])
-        _, info = game.step(actions)
+        _, _, info = self.driver.play(action)
         self.moves += 1
-        self.recorder.step(game, self._ids, self._live, seats, actions, info)
-        if self.history is not None:
-            self.history.step(game, seats.astype(np.int64), actions, info)
         drawn = None
         if action == A.DRAW_STOCK and mover == self.seat:  # only your own draw is shown
             new = int(game.hands[0, mover]) & ~before
             drawn = new.bit_length() - 1 if new else None
         who = "You" if mover == self.seat else "The agent"
         self.log.append(narrate(who, action, top, drawn, _PLAIN))
-        if info["hand_over"][0]:
+        if info["hand_over"]:
             self.showdown = showdown_dict(game.last_hand, 0)
             self.showdown_hand = self.hand_number
             self.knock_discard = action - A.KNOCK if A.KNOCK <= action < A.DRAW_STOCK else -1
             self.log.append(self._hand_summary(self.showdown))
             self.hand_number += 1
-            if info["match_over"][0]:
-                self._live[:] = False
+            if info["match_over"]:
                 winner = int(game.sheet(0).match_winner)
                 self.log.append("You win the match!" if winner == self.seat
                                 else "The agent wins the match.")
-            elif info["truncated"][0]:  # the match bound: never met in a real match
-                self._live[:] = False
+            elif info["truncated"]:  # the match bound: never met in a real match
                 self.log.append("The match was cut off undecided at the match bound: "
                                 "nobody wins it.")
 
@@ -226,7 +218,7 @@ class PlaySession:
         The opponent's cards appear only as a count and the cards it took from
         the pile (which both players saw); whole hands appear only in the
         showdown of a finished hand.  The hand is in the terminal game's order
-        (:func:`hgin_env.render.hand_groups`: melds, then the deadwood by rank).
+        (:func:`hgin_env.ui.render.hand_groups`: melds, then the deadwood by rank).
         """
         game, seat = self.game, self.seat
         other = 1 - seat
@@ -320,6 +312,6 @@ class PlaySession:
 
     def record(self) -> dict[str, Any]:
         """The match so far as a match record (docs/records.md), finished or in progress."""
-        match = self.recorder.match_so_far(0, self.game, 0)
+        match = self.recorder.so_far()
         return make_record(0, match, self.rules, self.agents, self.profile,
                            context={"source": "hgin_env.serve", "human_seat": self.seat})

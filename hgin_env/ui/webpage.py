@@ -24,7 +24,7 @@ JS_MARK = "/*__COMMON_JS__*/"
 
 
 def _text(name: str) -> str:
-    return resources.files("hgin_env").joinpath(name).read_text("utf-8")
+    return resources.files("hgin_env.ui").joinpath(name).read_text("utf-8")
 
 
 # Inside a <script> element "<!--", "<script" and "</script" change how the page is

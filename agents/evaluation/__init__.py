@@ -1,0 +1,3 @@
+"""Measuring agents: matches between two agents (:mod:`.arena`), round robins
+(:mod:`.tournament`) and the statistics of their results (:mod:`.stats`).
+"""

@@ -1,0 +1,626 @@
+"""Self-play PPO straight from the vectorised engine: the schedule, the opponents,
+the learning step, the pipeline and the checkpointed state.
+
+One :class:`VectorGame` holds ``env.num_games`` matches.  Each update the
+games are split into blocks and every block gets an opponent kind: self-play
+(both seats are the learner), a past snapshot from the pool, a heuristic, or
+one of the frozen agents of ``opponents.agents`` (any agent spec, e.g.
+``pretrained`` or ``ckpt:PATH``: a best response trains against one of these
+alone).
+:mod:`agents.rollout` plays one rollout of every game and computes the
+advantages; :meth:`Trainer.learn` fits the network to it.
+
+Imitation (``[imitation]`` in the config): for the first ``imitation.steps``
+environment steps a teacher agent plays every learner seat, and an
+update fits the policy to the teacher's moves (cross-entropy, logged as
+``loss/policy`` and ``imitation/accuracy``) and the value head to the returns
+of that play.  PPO then starts from a policy that already plays like the
+teacher and a value head that already knows what its hands are worth; from
+scratch, self-play spends tens of millions of steps on meld arithmetic and
+knock timing before it can learn anything about the opponent.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from agents.model import PolicyValueNet, logp_entropy, masked_logits, sample_masked
+from agents.torch_agent import CheckpointError, make_checkpoint, pack_array, unpack_array
+from agents.training.rollout import (
+    OpponentAssignment,
+    Rollout,
+    RolloutBuffers,
+    RolloutCollector,
+    empty_pending,
+)
+from hgin_env.actions import NUM_ACTIONS
+from hgin_env.engine.vector import VectorGame
+from hgin_env.observation import OBS_DIM
+from hgin_env.rules import load_rules
+
+KINDS = ("self_play", "pool", "random", "simple", "strong")
+
+
+class TrainingDivergedError(RuntimeError):
+    """A loss, gradient or parameter became NaN or infinite.  The run must stop before
+    anything is saved: the last checkpoint on disk is then the last good one."""
+HEURISTICS = ("random", "simple", "strong")
+
+
+# --------------------------------------------------------------------------- opponents
+
+
+def make_baseline(spec: str, seed: int | None = None, rules: Any = None) -> Any:
+    """``agents.make_agent(spec)``; its errors propagate (the config checked the spec at
+    load, so a failure here is real and must not be played around)."""
+    from agents import make_agent
+
+    return make_agent(spec, seed=seed, rules=rules)
+
+
+class PoolAgent:
+    """A frozen snapshot of the learner, sampling from a shared torch generator."""
+
+    def __init__(self, model: PolicyValueNet, generator: torch.Generator, greedy: bool,
+                 device: torch.device, name: str) -> None:
+        self.model = model.eval()
+        self.generator = generator
+        self.greedy = greedy
+        self.device = device
+        self.name = name
+
+    def act(self, obs: dict[str, np.ndarray], rng: np.random.Generator | None = None) -> np.ndarray:
+        x = torch.from_numpy(self.model.featurize(obs["observation"])).to(self.device)
+        m = torch.from_numpy(np.ascontiguousarray(obs["action_mask"])).to(self.device)
+        with torch.inference_mode():
+            logits, _ = self.model(x)
+            a, _ = sample_masked(logits, m, self.generator, greedy=self.greedy)
+        return a.cpu().numpy().astype(np.int64)
+
+
+# --------------------------------------------------------------------------- trainer
+
+
+def _linear(start: float, end: float, progress: float) -> float:
+    if end < 0:
+        return start
+    return start + (end - start) * min(max(progress, 0.0), 1.0)
+
+
+class Trainer:
+    """Self-play PPO: each :meth:`update` learns from one rollout of every game.
+
+    With ``run.pipeline`` (the default) the next rollout is collected in a
+    second thread while the network learns from the current one, so both CPU
+    cores work; the rollout learned from was then played by the weights of one
+    update earlier (PPO's ratio uses the behaviour policy's stored
+    log-probabilities, so this stays correct).  Everything is seeded: the same
+    config gives the same run, and a checkpoint resumes it exactly.
+    """
+
+    def __init__(self, config: dict[str, dict[str, Any]], device: str | None = None) -> None:
+        self.cfg = config
+        run, env = config["run"], config["env"]
+        self.device = torch.device(device or run["device"])
+        seed = int(run["seed"])
+        torch.manual_seed(seed)
+        mcfg = config["model"]
+        self.model = PolicyValueNet(OBS_DIM, NUM_ACTIONS, mcfg["hidden"], mcfg["card_head"],
+                                    mcfg["features"], mcfg["knock_gate"]).to(self.device)
+        self.actor = PolicyValueNet.from_arch(self.model.arch()).to(self.device).eval()
+        self.actor.load_state_dict(self.model.state_dict())
+        self.opt = torch.optim.Adam(self.model.parameters(), lr=config["ppo"]["lr"], eps=1e-5)
+        self.gen = torch.Generator(device=self.device)  # collection: sampling
+        self.gen.manual_seed(seed * 7919 + 1)
+        self.learn_gen = torch.Generator()  # learning: minibatch order
+        self.learn_gen.manual_seed(seed * 7919 + 2)
+        self.rng = np.random.default_rng([seed, 2])  # opponents, heuristic agents
+        self.rules = load_rules(env["rules"])
+        self.num_games = b = int(env["num_games"])
+        self.steps = int(env["rollout_steps"])
+        self.pipeline = bool(run["pipeline"])
+        game = VectorGame(b, self.rules, seed=seed, reward=env["reward"])
+        self.collector = RolloutCollector(game, self.actor, self.device, self.gen, self.rng,
+                                          self.steps, float(config["ppo"]["gamma"]),
+                                          float(config["ppo"]["gae_lambda"]))
+        self.updates = 0
+        self.env_steps = 0  # steps of the rollouts learned from
+        self.pool: list[tuple[int, dict[str, torch.Tensor]]] = []
+        self._pool_models: dict[int, PolicyValueNet] = {}
+        self._baselines: dict[str, Any] = {}
+        if config["imitation"]["teacher"] != "none":  # built here, not in the collector thread
+            self.baseline(config["imitation"]["teacher"])
+        #: The frozen opponents of ``opponents.agents``, after :data:`KINDS` in the weights.
+        self.opponent_specs = list(config["opponents"]["agents"])
+        for spec in self.opponent_specs:
+            self.baseline(spec)
+        self.learner_seat = (np.arange(b) % 2).astype(np.int8)
+        blocks = max(1, min(int(config["opponents"]["blocks"]), b))
+        self.block_of_game = (np.arange(b) * blocks // b).astype(np.int64)
+        self.num_blocks = blocks
+        cap = self.steps * b + 2 * b
+        self._bufs = [RolloutBuffers(cap, self.model.in_dim)
+                      for _ in range(2 if self.pipeline else 1)]
+        self._buf_index = 0
+        self._next: Rollout | None = None  # the rollout collected ahead (pipeline)
+        self._ahead_state: dict[str, Any] | None = None  # the state it was collected from
+        self._resume_steps: int | None = None
+
+    @property
+    def game(self) -> VectorGame:
+        return self.collector.game
+
+    @property
+    def pending(self) -> dict[str, np.ndarray]:
+        """Per (game, seat): the learner decision carried into the next rollout."""
+        return self.collector.pending
+
+    # ------------------------------------------------------------------ schedule
+    @property
+    def progress(self) -> float:
+        return self.env_steps / max(1, self.cfg["run"]["total_steps"])
+
+    def schedule(self, env_steps: int | None = None) -> dict[str, float]:
+        """Learning rate, entropy and shaping weights at ``env_steps`` (default: now)."""
+        env, ppo = self.cfg["env"], self.cfg["ppo"]
+        steps = self.env_steps if env_steps is None else env_steps
+        p = steps / max(1, self.cfg["run"]["total_steps"])
+        out = {
+            "lr": _linear(ppo["lr"], ppo["lr_end"], p),
+            "ent_coef": _linear(ppo["ent_coef"], ppo["ent_coef_end"], p),
+            "knock_ent_coef": _linear(ppo["knock_ent_coef"], ppo["knock_ent_coef_end"], p),
+            "points_coef": _linear(env["points_coef"], env["points_coef_end"], p),
+            "imitate": float(self.cfg["imitation"]["teacher"] != "none"
+                             and steps < self.cfg["imitation"]["steps"]),
+        }
+        if out["imitate"]:
+            out["lr"] = float(self.cfg["imitation"]["lr"])
+        kick = self.kickstart(steps)
+        if kick > 0:
+            out["kickstart"] = kick
+        return out
+
+    def kickstart(self, steps: int) -> float:
+        """The weight of the teacher's moves as a PPO target at ``steps`` (kickstarting):
+        ``imitation.kickstart_coef`` when imitation ends, falling linearly to 0 over
+        ``imitation.kickstart_steps``.  It keeps PPO's first, noisy updates from unlearning
+        what imitation taught."""
+        imi = self.cfg["imitation"]
+        since = steps - int(imi["steps"])
+        length = int(imi["kickstart_steps"])
+        if imi["teacher"] == "none" or since < 0 or since >= length:
+            return 0.0
+        return float(imi["kickstart_coef"]) * (1.0 - since / length)
+
+    # ------------------------------------------------------------------ opponents
+    def baseline(self, spec: str) -> Any:
+        """The agent of ``spec``, built once; a torch one is frozen (it never learns: its
+        parameters take no gradient, and it acts in inference mode)."""
+        if spec not in self._baselines:
+            agent = make_baseline(spec, seed=0, rules=self.rules)
+            if isinstance(getattr(agent, "model", None), nn.Module):
+                agent.model.requires_grad_(False)
+            self._baselines[spec] = agent
+        return self._baselines[spec]
+
+    def _pool_agent(self, index: int) -> PoolAgent:
+        upd, state = self.pool[index]
+        model = self._pool_models.get(upd)
+        if model is None:
+            model = PolicyValueNet.from_arch(self.model.arch()).to(self.device)
+            model.load_state_dict(state)
+            model.eval()
+            self._pool_models = {u: m for u, m in self._pool_models.items()
+                                 if any(u == p for p, _ in self.pool)}
+            self._pool_models[upd] = model
+        return PoolAgent(model, self.gen, self.cfg["opponents"]["pool_greedy"], self.device,
+                         f"snapshot@{upd}")
+
+    def opponent_weights(self, env_steps: int | None = None) -> np.ndarray:
+        """The opponents' weights at ``env_steps`` (default: now): the kinds of
+        :data:`KINDS`, then the specs of :attr:`opponent_specs` (constant weights)."""
+        opp = self.cfg["opponents"]
+        steps = self.env_steps if env_steps is None else env_steps
+        p = steps / max(1, self.cfg["run"]["total_steps"])
+        kinds = [_linear(float(opp[k]), float(opp[f"{k}_end"]), p) for k in KINDS]
+        return np.array(kinds + [float(opp["agents"][s]) for s in self.opponent_specs])
+
+    def assign_opponents(self, env_steps: int | None = None) -> OpponentAssignment:
+        """Give every block of games an opponent kind (and a pool snapshot or heuristic).
+
+        The blocks given one spec of ``opponents.agents`` share one entry of the
+        assignment, so a torch opponent plays all its games as one batch per step.
+        """
+        weights = self.opponent_weights(env_steps)
+        if not self.pool:
+            weights[0] += weights[1]
+            weights[1] = 0.0
+        weights /= weights.sum()
+        n = self.num_blocks
+        counts = np.floor(weights * n).astype(int)
+        order = np.argsort(-(weights * n - counts), kind="stable")
+        for k in order[: n - counts.sum()]:
+            counts[k] += 1
+        labels = KINDS + tuple(self.opponent_specs)
+        block_kind = np.repeat(np.arange(len(labels)), counts)
+        self.rng.shuffle(block_kind)
+        agents: list[Any] = []
+        names: list[str] = []
+        block_opp = np.full(n, -1, np.int64)
+        shared: dict[str, int] = {}  # spec of opponents.agents -> its entry
+        for blk in range(n):
+            kind = labels[block_kind[blk]]
+            if kind == "self_play":
+                continue
+            if block_kind[blk] >= len(KINDS):
+                if kind not in shared:
+                    shared[kind] = len(agents)
+                    names.append(kind)
+                    agents.append(self.baseline(kind))
+                block_opp[blk] = shared[kind]
+                continue
+            if kind == "pool":
+                agent = self._pool_agent(int(self.rng.integers(len(self.pool))))
+            else:
+                agent = self.baseline(kind)
+            names.append(kind)
+            agents.append(agent)
+            block_opp[blk] = len(agents) - 1
+        opp_index = block_opp[self.block_of_game]
+        learner = np.zeros((self.num_games, 2), bool)
+        selfplay = opp_index < 0
+        learner[selfplay] = True
+        rows = np.flatnonzero(~selfplay)
+        learner[rows, self.learner_seat[rows]] = True
+        return OpponentAssignment(learner, opp_index, agents, names)
+
+    def snapshot(self) -> None:
+        state = {k: v.detach().cpu().clone() for k, v in self.model.state_dict().items()}
+        self.pool.append((self.updates, state))
+        size = int(self.cfg["opponents"]["pool_size"])
+        if len(self.pool) > size:
+            self.pool = self.pool[-size:]
+
+    # ------------------------------------------------------------------ collection
+    def collect(self, assign: OpponentAssignment, bufs: RolloutBuffers,
+                sched: dict[str, float]) -> Rollout:
+        """One rollout of every game with :attr:`actor` (the teacher's moves while imitating)."""
+        teacher = None
+        if sched["imitate"] or sched.get("kickstart", 0.0) > 0:
+            teacher = self.baseline(self.cfg["imitation"]["teacher"])
+        return self.collector.collect(assign, bufs, sched, teacher,
+                                      teacher_plays=bool(sched["imitate"]))
+
+    # ------------------------------------------------------------------ learning
+    def non_finite_parameters(self) -> list[str]:
+        """Names of the network's parameters holding a NaN or an infinity."""
+        names = [name for name, _ in self.model.named_parameters()]
+        flags = torch.stack([torch.isfinite(p).all() for p in self.model.parameters()])
+        if bool(flags.all()):
+            return []
+        return [n for n, ok in zip(names, flags.tolist(), strict=True) if not ok]
+
+    def learn(self, batch: Rollout) -> dict[str, float]:
+        """PPO epochs over one rollout (cross-entropy on the teacher's moves while imitating)."""
+        ppo = self.cfg["ppo"]
+        sched = batch.schedule
+        bufs = batch.buffers
+        for group in self.opt.param_groups:
+            group["lr"] = sched["lr"]
+        idx, adv = batch.rows, batch.advantages
+        n = idx.numel()
+        if n == 0:
+            return {"samples": 0.0}
+        old_v = bufs.val[idx]
+        ret = adv + old_v
+        model = self.model.train()
+        dev = self.device
+        imitate = bool(sched.get("imitate", 0.0))
+        mb = min(int(ppo["minibatch_size"]), n)
+        clip = float(ppo["clip"])
+        sums: dict[str, float] = {}
+        count = 0
+        stop = False
+        for _epoch in range(int(ppo["epochs"])):
+            perm = torch.randperm(n, generator=self.learn_gen)
+            for start in range(0, n - mb + 1, mb):
+                sel = perm[start : start + mb]
+                rows = idx[sel]
+                x = bufs.obs[rows].to(dev)
+                m = bufs.mask[rows].to(dev)
+                a = bufs.act[rows].to(dev)
+                old = bufs.logp[rows].to(dev)
+                adv_b = adv[sel].to(dev)
+                ret_b = ret[sel].to(dev)
+                if ppo["normalize_advantages"] and adv_b.numel() > 1:
+                    adv_b = (adv_b - adv_b.mean()) / (adv_b.std() + 1e-8)
+                logits, v = model(x)
+                logp, ent, kent = logp_entropy(logits, m, a,
+                                               knock=sched["knock_ent_coef"] > 0)
+                log_ratio = logp - old
+                ratio = log_ratio.exp()
+                vloss = 0.5 * (v - ret_b).square().mean()
+                entropy = ent.mean()
+                knock_ent = kent.mean()
+                if imitate:
+                    # Behaviour cloning: the stored actions are the teacher's.
+                    pg = -logp.mean()
+                    loss = pg + ppo["vf_coef"] * vloss
+                    with torch.no_grad():
+                        hit = (masked_logits(logits, m).argmax(dim=1) == a).float().mean()
+                    sums["imitation/accuracy"] = sums.get("imitation/accuracy", 0.0) + float(hit)
+                else:
+                    pg = -torch.min(ratio * adv_b,
+                                    ratio.clamp(1 - clip, 1 + clip) * adv_b).mean()
+                    loss = (pg + ppo["vf_coef"] * vloss - sched["ent_coef"] * entropy
+                            - sched["knock_ent_coef"] * knock_ent)
+                    kick = sched.get("kickstart", 0.0)
+                    if kick > 0:  # cross-entropy to the teacher's moves on our own states
+                        target = bufs.teacher[rows].to(dev)
+                        known = (target >= 0).float()
+                        lp_all = torch.log_softmax(masked_logits(logits, m), dim=-1)
+                        lp_t = lp_all.gather(1, target.clamp(min=0)[:, None]).squeeze(1)
+                        bc = -(lp_t * known).sum() / known.sum().clamp(min=1.0)
+                        loss = loss + kick * bc
+                        total_bc = sums.get("loss/kickstart", 0.0) + float(bc.detach())
+                        sums["loss/kickstart"] = total_bc
+                where = (f"update {self.updates + 1}, epoch {_epoch + 1}, minibatch "
+                         f"{count + 1}, learning rate {sched['lr']:g}")
+                if not bool(torch.isfinite(loss)):
+                    raise TrainingDivergedError(f"the loss is {float(loss)} at {where}")
+                self.opt.zero_grad(set_to_none=True)
+                loss.backward()
+                gnorm = nn.utils.clip_grad_norm_(model.parameters(), ppo["max_grad_norm"])
+                if not bool(torch.isfinite(gnorm)):
+                    raise TrainingDivergedError(f"the gradient norm is {float(gnorm)} at {where}")
+                self.opt.step()
+                bad = self.non_finite_parameters()
+                if bad:
+                    raise TrainingDivergedError(
+                        f"parameters {', '.join(bad)} are not finite after the optimiser step "
+                        f"at {where} (a learning rate too large, or a corrupted optimiser "
+                        "state)")
+                with torch.no_grad():
+                    kl = ((ratio - 1) - log_ratio).mean()
+                    clipfrac = ((ratio - 1).abs() > clip).float().mean()
+                scalars = [("loss/policy", pg), ("loss/value", vloss), ("loss/entropy", entropy),
+                           ("loss/approx_kl", kl), ("loss/clip_fraction", clipfrac),
+                           ("loss/grad_norm", gnorm)]
+                if sched["knock_ent_coef"] > 0:
+                    scalars.append(("loss/knock_entropy", knock_ent))
+                for key, val in scalars:
+                    sums[key] = sums.get(key, 0.0) + float(val.detach())
+                count += 1
+                if not imitate and ppo["target_kl"] and float(kl) > 1.5 * ppo["target_kl"]:
+                    stop = True
+                    break
+            if stop:
+                break
+        out = {k: v / max(count, 1) for k, v in sums.items()}
+        var_y = float(ret.var()) if n > 1 else 0.0
+        out["loss/explained_variance"] = (
+            float(1 - (ret - old_v).var() / var_y) if var_y > 0 else 0.0)
+        out["loss/minibatches"] = float(count)
+        out["samples"] = float(n)
+        return out
+
+    # ------------------------------------------------------------------ one update
+    def _sync_actor(self) -> None:
+        self.actor.load_state_dict(self.model.state_dict())
+
+    def _collect_state(self, env_steps: int) -> dict[str, Any]:
+        """What a collection starts from (for exact resumes of a pipelined run).
+
+        ``env_steps`` is the step count its schedule (learning rate, shaping)
+        is taken at: the steps learned once the rollout is learned from.
+        """
+        return {
+            "game": self.game.state_dict(),
+            "pending": {k: v.copy() for k, v in self.collector.pending.items()},
+            "torch_gen": self.gen.get_state().cpu(),
+            "np_rng": copy.deepcopy(self.rng.bit_generator.state),
+            "actor": {k: v.detach().cpu().clone() for k, v in self.actor.state_dict().items()},
+            "env_steps": env_steps,
+        }
+
+    def _next_buffers(self) -> RolloutBuffers:
+        self._buf_index = (self._buf_index + 1) % len(self._bufs)
+        return self._bufs[self._buf_index]
+
+    def _launch(self) -> tuple[threading.Thread | None, dict[str, Any]]:
+        """Start collecting the next rollout (in a thread when pipelined)."""
+        steps = self._ahead_state["env_steps"] if self._ahead_state else None
+        assign = self.assign_opponents(steps)
+        sched = self.schedule(steps)
+        bufs = self._next_buffers()
+        box: dict[str, Any] = {}
+
+        def work() -> None:
+            try:
+                box["batch"] = self.collect(assign, bufs, sched)
+            except BaseException as exc:  # re-raised in the main thread
+                box["error"] = exc
+
+        if not self.pipeline:
+            work()
+            return None, box
+        thread = threading.Thread(target=work, name="hgin-collect", daemon=True)
+        thread.start()
+        return thread, box
+
+    @staticmethod
+    def _result(thread: threading.Thread | None, box: dict[str, Any]) -> Rollout:
+        if thread is not None:
+            thread.join()
+        if "error" in box:
+            raise box["error"]
+        return box["batch"]
+
+    def update(self) -> dict[str, Any]:
+        """One PPO iteration: learn from one rollout.  Returns scalars to log."""
+        t0 = time.perf_counter()
+        collect_s = 0.0
+        if self._next is None:  # first update, or a resume: collect now
+            steps = self._resume_steps if self._resume_steps is not None else self.env_steps
+            self._resume_steps = None
+            self._ahead_state = self._collect_state(steps)
+            batch = self._result(*self._launch())
+            collect_s = time.perf_counter() - t0
+        else:
+            batch = self._next
+            self._next = None
+        if self.updates and self.updates % int(self.cfg["opponents"]["snapshot_every"]) == 0:
+            self.snapshot()
+        thread = box = None
+        if self.pipeline:
+            self._sync_actor()
+            self._ahead_state = self._collect_state(self.env_steps + batch.env_steps)
+            thread, box = self._launch()
+        t1 = time.perf_counter()
+        out = self.learn(batch)
+        t2 = time.perf_counter()
+        if thread is not None:
+            self._next = self._result(thread, box)
+        else:
+            self._sync_actor()
+        t3 = time.perf_counter()
+        self.updates += 1
+        self.env_steps += batch.env_steps
+        steps = batch.env_steps
+        out.update(batch.stats)
+        out.update({f"schedule/{k}": v for k, v in batch.schedule.items()})
+        out["perf/collect_s"] = collect_s + (t3 - t2 if self.pipeline else 0.0)
+        out["perf/learn_s"] = t2 - t1
+        out["perf/steps_per_s"] = steps / max(t3 - t0, 1e-9)
+        out["pool/size"] = float(len(self.pool))
+        return out
+
+    # ------------------------------------------------------------------ state
+    def trainer_state(self) -> dict[str, Any]:
+        """Everything needed to continue exactly (weights aside): see :meth:`load_trainer_state`.
+
+        A pipelined trainer has already collected the next rollout; the state
+        saved is the one that rollout was collected from, and the resumed run
+        collects it again.
+        """
+        if self._next is not None and self._ahead_state is not None:
+            ahead = self._ahead_state
+        else:
+            ahead = self._collect_state(self.env_steps)
+        return {
+            "updates": self.updates,
+            "env_steps": self.env_steps,
+            "ahead_env_steps": ahead["env_steps"],
+            "optimizer": self.opt.state_dict(),
+            "learn_gen": self.learn_gen.get_state(),
+            "torch_gen": ahead["torch_gen"],
+            "np_rng": ahead["np_rng"],
+            "actor": ahead["actor"],
+            "game": {k: pack_array(v) for k, v in ahead["game"].items()},
+            "pending": {k: pack_array(v) for k, v in ahead["pending"].items()},
+            "pool": [{"update": u, "model": s} for u, s in self.pool],
+            "rules": dataclasses.asdict(self.rules),
+        }
+
+    def checkpoint(self, meta: dict | None = None) -> dict[str, Any]:
+        """The full training checkpoint; refuses (``TrainingDivergedError``) to package a
+        network with non-finite parameters, so a bad one never replaces a good file."""
+        bad = self.non_finite_parameters()
+        if bad:
+            raise TrainingDivergedError(f"parameters {', '.join(bad)} are not finite; "
+                                        "not writing a checkpoint")
+        info = {"updates": self.updates, "env_steps": self.env_steps}
+        info.update(meta or {})
+        return make_checkpoint(self.model, self.cfg, info, self.trainer_state())
+
+    def load_trainer_state(self, ckpt: dict[str, Any], path: str | Path = "checkpoint") -> None:
+        """Continue from a training checkpoint (:func:`torch_agent.load_checkpoint` output).
+
+        Everything read from it is checked against this trainer before use;
+        any problem is a :class:`CheckpointError` naming ``path``.
+        """
+        if not isinstance(ckpt.get("trainer"), dict):
+            raise CheckpointError(f"{path}: holds only a model (no trainer state); --resume "
+                                  "needs a training checkpoint (<logdir>/checkpoints/latest.pt)")
+        try:
+            self._load_trainer_state(ckpt["trainer"], ckpt["model"], path)
+        except CheckpointError:
+            raise
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError,
+                RuntimeError) as exc:
+            raise CheckpointError(f"{path}: cannot resume from it: "
+                                  f"{type(exc).__name__}: {exc}") from exc
+
+    def _load_trainer_state(self, st: dict[str, Any], model: dict[str, Any],
+                            path: str | Path) -> None:
+        self._check_rules(st.get("rules"), path)
+        game = {k: unpack_array(v) for k, v in st["game"].items()}
+        if game["hands"].shape[0] != self.num_games:
+            raise CheckpointError(f"{path}: the checkpoint has {game['hands'].shape[0]} games; "
+                                  f"env.num_games is {self.num_games}")
+        columns = game["sheet_scores"].shape[-1]
+        if columns != self.rules.columns:
+            raise CheckpointError(f"{path}: the checkpoint's games have {columns} score "
+                                  f"columns; this run's rules ({self.cfg['env']['rules']!r}) "
+                                  f"have columns = {self.rules.columns}")
+        pending = {k: unpack_array(v) for k, v in st["pending"].items()}
+        for key, want in empty_pending(self.num_games, self.model.in_dim).items():
+            got = pending.get(key)
+            if got is None or got.shape != want.shape or got.dtype != want.dtype:
+                shown = None if got is None else f"{got.dtype}{list(got.shape)}"
+                raise CheckpointError(f"{path}: pending decisions {key!r} are {shown}, expected "
+                                      f"{want.dtype}{list(want.shape)}")
+        shapes = {k: tuple(v.shape) for k, v in self.model.state_dict().items()}
+        for i, entry in enumerate(st["pool"]):
+            got = {k: tuple(v.shape) for k, v in entry["model"].items()}
+            if got != shapes:
+                raise CheckpointError(f"{path}: pool snapshot {i} does not fit this config's "
+                                      "model section")
+        try:
+            self.model.load_state_dict(model)
+            self.actor.load_state_dict(st["actor"])
+        except RuntimeError as exc:
+            raise CheckpointError(f"{path}: the checkpoint's network does not fit this "
+                                  f"config's model section: {exc}") from exc
+        self.opt.load_state_dict(st["optimizer"])
+        self.learn_gen.set_state(st["learn_gen"])
+        gen_state = st["torch_gen"]
+        self.gen.set_state(gen_state.to(self.gen.device) if self.gen.device.type != "cpu"
+                           else gen_state)
+        self.rng.bit_generator.state = st["np_rng"]
+        self.game.load_state_dict(game)  # validates the game state (ValueError)
+        self.collector.pending = pending
+        self.pool = [(int(p["update"]), p["model"]) for p in st["pool"]]
+        self._pool_models = {}
+        self.updates = int(st["updates"])
+        self.env_steps = int(st["env_steps"])
+        self._next = None
+        self._ahead_state = None
+        self._resume_steps = int(st["ahead_env_steps"])
+        bad = self.non_finite_parameters()
+        if bad:
+            raise CheckpointError(f"{path}: parameters {', '.join(bad)} are not finite")
+
+    def _check_rules(self, saved: Any, path: str | Path) -> None:
+        """The rules the checkpoint was trained with must be this run's (checkpoints
+        written before the rules were saved are checked by their column count only)."""
+        if saved is None:
+            return
+        now = dataclasses.asdict(self.rules)
+        if not isinstance(saved, dict):
+            raise CheckpointError(f"{path}: its saved rules are not a table")
+        diff = [k for k in sorted(set(now) | set(saved)) if saved.get(k) != now.get(k)]
+        if diff:
+            shown = ", ".join(f"{k} = {saved.get(k)!r} in the checkpoint but {now.get(k)!r} now"
+                              for k in diff)
+            raise CheckpointError(f"{path}: the run was trained with other rules than "
+                                  f"env.rules = {self.cfg['env']['rules']!r} gives: {shown}")
