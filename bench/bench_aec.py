@@ -46,7 +46,7 @@ from common import random_legal as _pick
 
 import hgin_env
 from hgin_env.engine import VectorGame
-from hgin_env.single import SingleGame
+from hgin_env.engine.single import SingleGame
 
 TARGET = 25_000
 

@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agents import make_agent
-from agents.arena import play_matches
+from agents.evaluation.arena import play_matches
 from bench.common import print_table
 
 TARGET_SECONDS = 60.0

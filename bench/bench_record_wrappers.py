@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import hgin_env
 from bench.common import print_table, print_verdict, random_legal
-from hgin_env.gym_env import HollywoodGinEnv
-from hgin_env.wrappers import RecordGymMatches, RecordMatches
+from hgin_env.envs.gym_env import HollywoodGinEnv
+from hgin_env.envs.wrappers import RecordGymMatches, RecordMatches
 
 LIMIT = 0.20
 

@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agents.tournament import run_tournament
+from agents.evaluation.tournament import run_tournament
 from bench.common import print_table, print_verdict
 from hgin_env.records import RecordWriter
 

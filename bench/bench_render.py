@@ -37,7 +37,7 @@ from common import print_table
 from common import random_legal as _pick
 
 import hgin_env
-from hgin_env.gym_env import HollywoodGinEnv
+from hgin_env.envs.gym_env import HollywoodGinEnv
 
 ROUND = 100
 

@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch
 
-from agents.ppo import Trainer
-from agents.train_config import load_config
+from agents.training.config import load_config
+from agents.training.ppo import Trainer
 from bench.common import print_table
 
 

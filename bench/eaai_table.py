@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.stats import clustered_wilson
+from agents.evaluation.stats import clustered_wilson
 from hgin_env.cards import CARD_VALUES, NUM_RANKS
 from hgin_env.rules import load_rules
 from hgin_env.showdown import showdown_batch

@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agents import make_agent
-from agents.arena import duplicate_rates
+from agents.evaluation.arena import duplicate_rates
 from bench.common import print_table
 
 

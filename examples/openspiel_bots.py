@@ -21,7 +21,7 @@ import pyspiel
 from open_spiel.python.algorithms import ismcts, mcts
 from open_spiel.python.algorithms.evaluate_bots import evaluate_bots
 
-from hgin_env.openspiel_game import HginBot
+from hgin_env.envs.openspiel import HginBot
 
 DEFAULT_GAME = "python_hollywood_gin(rules=classic,columns=1,max_hands=1,reward=points)"
 

@@ -81,7 +81,7 @@ except ImportError as exc:  # pragma: no cover - depends on the extra
 
 import hgin_env
 from agents import RandomAgent, make_agent
-from agents.arena import act_split, duplicate_rates, format_rates
+from agents.evaluation.arena import act_split, duplicate_rates, format_rates
 from hgin_env.engine import VectorGame
 from hgin_env.observation import observation_spec
 from hgin_env.rules import load_rules

@@ -54,11 +54,11 @@ except ImportError as exc:  # pragma: no cover - depends on the extra
     raise SystemExit(f"this example needs the sb3 extra: pip install -e '.[sb3]' ({exc})") from exc
 
 from agents import make_agent
-from agents.arena import duplicate_rates
-from hgin_env.gym_env import HollywoodGinEnv
+from agents.evaluation.arena import duplicate_rates
+from hgin_env.envs.gym_env import HollywoodGinEnv
+from hgin_env.envs.wrappers import FlatObservation
 from hgin_env.observation import observation_spec
 from hgin_env.rules import load_rules
-from hgin_env.wrappers import FlatObservation
 
 #: Index of the learner's own deadwood (divided by ``DEADWOOD_SCALE``) in the flat observation.
 DEADWOOD_INDEX = observation_spec()["deadwood"].start
