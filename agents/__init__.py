@@ -104,7 +104,9 @@ def make_agent(spec: str | Agent, seed: int | None = None, rules: Any = None) ->
     if key == "search" or key.startswith("search:"):
         from agents.search import SearchAgent, parse_search_spec
 
-        agent = SearchAgent(parse_search_spec(text), rules=rules, seed=seed)
+        config = parse_search_spec(text)
+        agent = SearchAgent(config, rules=rules, seed=seed,
+                            blueprint=make_agent(config.blueprint, rules=rules))
         agent.name = text
         return agent
     if text.lower().startswith("text:"):

@@ -442,9 +442,8 @@ class SearchAgent:
         self.config = config or SearchConfig()
         self.rules = load_rules(rules)
         if blueprint is None:
-            from agents import make_agent
-
-            blueprint = make_agent(self.config.blueprint)
+            raise ValueError(f"SearchAgent needs its blueprint agent (config.blueprint is "
+                             f"{self.config.blueprint!r}); make_agent('search') builds it")
         if not hasattr(blueprint, "policy") or not getattr(blueprint, "greedy", False):
             raise ValueError("the search blueprint must be a greedy torch policy (it needs "
                              "action probabilities, and deterministic rollouts keep the "

@@ -25,7 +25,7 @@ Where hgin differs from the Java game:
   rule.  It can only bind after the player takes back a face-up card it held
   earlier in the hand (a stock card was never in its hand before): in
   ``simple`` self-play (friendly rules) it would change about 4 discards in
-  100 000, and ``tests/test_simple.py`` checks it stays under 1 in 1000.
+  100 000, and ``tests/agents/test_simple.py`` checks it stays under 1 in 1000.
   The Java rule exists to stop endless take-and-discard loops; hgin's take
   limit (docs/rules.md §5) ends those instead.
 * *The just-taken card* is known from ``forbidden_discard``, which the

@@ -32,7 +32,7 @@ if ENV_ID not in _gym.registry:
         vector_entry_point="hgin_env.envs.gym_env:HollywoodGinVectorEnv",
         # Above the longest legal match under any accepted rules, so Gymnasium's TimeLimit
         # never cuts one (gym_env.MAX_EPISODE_STEPS, derived in docs/rules.md Appendix C;
-        # tests/test_gym.py checks the two agree).
+        # tests/hgin_env/envs/test_gym.py checks the two agree).
         max_episode_steps=40_120_000,
     )
 

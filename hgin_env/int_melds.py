@@ -6,7 +6,7 @@ as the batched minimiser (``melds.RUN_DEADWOOD`` and ``RUN_DEADWOOD_MINUS``)
 turned into Python lists.  :func:`discard_table` is
 ``melds.discard_table_unchecked`` for one hand (per-suit run-only lookups,
 minimised over the set choices of the ranks held three or four times);
-``tests/test_single.py`` compares both on random and meld-dense hands.
+``tests/hgin_env/engine/test_single.py`` compares both on random and meld-dense hands.
 """
 
 from __future__ import annotations

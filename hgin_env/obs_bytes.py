@@ -4,7 +4,7 @@
 (:mod:`hgin_env.single`) assembles the same vector from these precomputed
 byte strings (card planes 8 cards at a time, scalars scaled by the
 ``observation.LAYOUT`` scales), checked byte for byte against ``encode`` in
-``tests/test_single.py``.
+``tests/hgin_env/engine/test_single.py``.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ order, the observation bytes).  The state is a one-game
 :class:`~hgin_env.state.GameState`; dealing, showdowns, posting, rewards and
 the next deal are :mod:`hgin_env.hand`'s shared functions applied to it, the
 per-step fields mirrored as Python ints in between (:meth:`SingleGame.sync`).
-``tests/test_single.py`` checks every step against ``VectorGame`` row 0.
+``tests/hgin_env/engine/test_single.py`` checks every step against ``VectorGame`` row 0.
 Return types differ: ``step`` gives Python scalars (float64 rewards, so
 returns add up exactly), ``observe`` unbatched arrays.
 """

@@ -1,0 +1,1 @@
+"""What several test modules share: slow references, oracles, strategies, paths."""

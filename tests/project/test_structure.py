@@ -1,0 +1,345 @@
+"""The folders are the layers, and imports only go down: checked over the whole tree by AST.
+
+The layers, lowest first (CONTRIBUTING.md draws the map):
+
+=====================  ======================================================
+``hgin_env`` (root)    the ground: cards, actions, rules, melds, showdown, the
+                       sheet, the state, the observation, the public history
+``hgin_env.engine``    VectorGame, SingleGame and the once-per-hand logic
+``hgin_env.ui``        text, images, the move language, web page pieces
+``hgin_env.records``   the record format, replay, the viewer
+``hgin_env.envs``      PettingZoo, Gymnasium, OpenSpiel, spaces, wrappers,
+                       opponents, the match table and driver
+``hgin_env.apps``      the terminal game, the play server, the replay command
+``agents`` (root)      the policies
+``agents.evaluation``  arena, tournaments, statistics
+``agents.training``    PPO, rollouts, training configs
+``agents.cli``         the ``hgin`` command
+=====================  ======================================================
+
+A module may import its own layer and the layers below, never above, and no set of
+modules may import each other in a circle (type-only imports included: a circle of
+annotations is a circle of ideas).  Imports by name at run time
+(``importlib.import_module("agents")``) count as imports.  The exceptions are listed
+in :data:`ALLOWED_UPWARD`, each with its reason, and the short re-export modules that
+keep old import paths working (:data:`MOVED`), which import only the module they
+forward to and which no code of the project imports.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.paths import ROOT
+
+PACKAGES = ("hgin_env", "agents")
+#: (module prefix, rank): the most specific prefix names a module's layer.
+LAYERS = {
+    "hgin_env": 0,
+    "hgin_env.engine": 1,
+    "hgin_env.ui": 2,
+    "hgin_env.records": 3,
+    "hgin_env.envs": 4,
+    "hgin_env.apps": 5,
+    "agents": 6,
+    "agents.evaluation": 7,
+    "agents.training": 8,
+    "agents.cli": 9,
+}
+#: The only imports that run up a level, and why.
+ALLOWED_UPWARD = {
+    ("hgin_env", "hgin_env.envs.aec"):
+        "hgin_env.env() and hgin_env.raw_env, the package's PettingZoo face, loaded on "
+        "first use",
+    ("hgin_env.envs.opponents", "agents"):
+        "an opponent named by a spec string is built by agents.make_agent, found by name "
+        "at run time, so the environments never need the agents (or PyTorch) otherwise",
+}
+#: Old module paths (before the layers), each kept by a re-export module: its targets.
+MOVED = {
+    "hgin_env.single": ("hgin_env.engine.single",),
+    "hgin_env.hand": ("hgin_env.engine.hand",),
+    "hgin_env.render": ("hgin_env.ui.render",),
+    "hgin_env.text": ("hgin_env.ui.text",),
+    "hgin_env.viewer": ("hgin_env.records.viewer",),
+    "hgin_env.replay": ("hgin_env.records.replay", "hgin_env.apps.replay"),
+    "hgin_env.aec": ("hgin_env.envs.aec",),
+    "hgin_env.gym_env": ("hgin_env.envs.gym_env",),
+    "hgin_env.wrappers": ("hgin_env.envs.wrappers", "hgin_env.envs.spaces",
+                          "hgin_env.envs.aec_wrapper"),
+    "hgin_env.opponent": ("hgin_env.envs.opponents",),
+    "hgin_env.openspiel_game": ("hgin_env.envs.openspiel",),
+    "hgin_env.play": ("hgin_env.apps.play", "hgin_env.ui.moves"),
+    "hgin_env.serve": ("hgin_env.apps.serve",),
+    "agents.arena": ("agents.evaluation.arena",),
+    "agents.tournament": ("agents.evaluation.tournament",),
+    "agents.stats": ("agents.evaluation.stats",),
+    "agents.ppo": ("agents.training.ppo",),
+    "agents.train_config": ("agents.training.config",),
+}
+#: Where the project's own code lives besides the packages (clients of every layer).
+CLIENTS = ("tests", "bench", "examples", "tools", "train.py", "evaluate.py")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _package_modules() -> dict[str, Path]:
+    return {_module_name(p): p for package in PACKAGES
+            for p in sorted((ROOT / package).rglob("*.py"))}
+
+
+MODULES = _package_modules()
+
+
+def _imports(path: Path, name: str) -> Iterator[tuple[str, int]]:
+    """``(module imported, line)`` for every import in the file: at module level, in
+    functions, under ``TYPE_CHECKING``, and ``importlib.import_module("...")`` calls."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            submodules = [f"{module}.{alias.name}" for alias in node.names
+                          if f"{module}.{alias.name}" in MODULES]
+            if len(submodules) < len(node.names):  # names defined by the module itself
+                yield module, node.lineno
+            for submodule in submodules:  # `from package import submodule`
+                yield submodule, node.lineno
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute | ast.Name)
+              and (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id)
+              == "import_module" and node.args and isinstance(node.args[0], ast.Constant)
+              and isinstance(node.args[0].value, str)):
+            yield node.args[0].value, node.lineno
+
+
+def _internal(module: str) -> str | None:
+    """The project module that ``module`` names (a package's name is its ``__init__``)."""
+    while module and module not in MODULES:
+        module = module.rpartition(".")[0]
+    return module or None
+
+
+def _edges() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {name: set() for name in MODULES}
+    for name, path in MODULES.items():
+        for imported, _ in _imports(path, name):
+            target = _internal(imported)
+            if target is not None and target != name:
+                graph[name].add(target)
+    return graph
+
+
+def layer_of(module: str) -> str:
+    best = ""
+    for prefix in LAYERS:
+        if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > len(best):
+            best = prefix
+    assert best, f"{module} is in no layer: add its folder to LAYERS"
+    return best
+
+
+def test_every_module_is_in_a_layer_and_every_folder_is_one() -> None:
+    for name in MODULES:
+        layer_of(name)
+    folders = {_module_name(p.parent / "__init__.py") for package in PACKAGES
+               for p in (ROOT / package).rglob("*.py")}
+    assert folders == set(LAYERS), "a package folder is not a layer (or a layer has no folder)"
+
+
+def test_imports_only_go_down() -> None:
+    graph = _edges()
+    upward = []
+    for source, targets in graph.items():
+        if source in MOVED:
+            continue
+        for target in targets:
+            if (source, target) in ALLOWED_UPWARD:
+                continue
+            if LAYERS[layer_of(target)] > LAYERS[layer_of(source)]:
+                upward.append(f"{source} ({layer_of(source)}) imports {target} "
+                              f"({layer_of(target)})")
+    assert upward == []
+
+
+def test_allowed_exceptions_are_still_needed() -> None:
+    graph = _edges()
+    stale = [pair for pair in ALLOWED_UPWARD if pair[1] not in graph[pair[0]]]
+    assert stale == [], "an allowed upward import is gone: remove it from ALLOWED_UPWARD"
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_circles() -> None:
+    graph = {name: targets for name, targets in _edges().items() if name not in MOVED}
+    assert _cycles(graph) == []
+
+
+def test_the_cycle_finder_finds_a_circle() -> None:
+    """The check above must be able to fail: a made-up graph with one circle."""
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [["a", "b", "c"]]
+
+
+@pytest.mark.parametrize("old", sorted(MOVED))
+def test_moved_modules_only_forward(old: str) -> None:
+    """Each old path is a short module that imports the new modules and nothing else,
+    and hands out their names (the same objects, so pickles and isinstance work)."""
+    import importlib
+
+    path = MODULES[old]
+    imported = {_internal(m) for m, _ in _imports(path, old)} - {None, "hgin_env", "agents"}
+    assert imported == set(MOVED[old])
+    assert path.read_text(encoding="utf-8").startswith('"""Moved to')
+    module = importlib.import_module(old)
+    for target in MOVED[old]:
+        new = importlib.import_module(target)
+        for public in getattr(new, "__all__", ()):
+            assert getattr(module, public) is getattr(new, public), (old, public)
+
+
+def _client_files() -> Iterator[Path]:
+    for entry in CLIENTS:
+        path = ROOT / entry
+        yield from [path] if path.is_file() else sorted(path.rglob("*.py"))
+    yield from MODULES.values()
+
+
+def test_no_project_code_uses_an_old_path() -> None:
+    """The old paths are for users' code; the project's own code names the new ones
+    (bar the test of the old paths themselves)."""
+    users = []
+    for path in _client_files():
+        name = _module_name(path)
+        if name in MOVED or path.name == "test_old_paths.py":
+            continue
+        for imported, line in _imports(path, name):
+            if imported in MOVED:
+                users.append(f"{path.relative_to(ROOT)}:{line} imports {imported}")
+    assert users == []
+
+
+# ------------------------------------------------------------------ the environments' rules
+ENV_FOLDERS = ("envs", "apps", "ui")
+
+
+def test_only_the_opponents_module_reaches_the_agents() -> None:
+    importers = sorted(
+        name for name, path in MODULES.items()
+        if name.startswith("hgin_env") and name not in MOVED
+        and any((_internal(m) or "").startswith("agents") for m, _ in _imports(path, name)))
+    assert importers == ["hgin_env.envs.opponents"]
+
+
+@pytest.mark.parametrize("module", sorted(
+    name for name in MODULES if name.split(".")[:2][-1] in ENV_FOLDERS
+    or name == "hgin_env"))
+def test_no_private_attributes_of_other_objects(module: str) -> None:
+    """``x._name`` only on ``self`` (its own state), never on another object."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    offenders = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "_gym"))):
+            offenders.append(f"line {node.lineno}: {ast.unparse(node)}")
+    assert offenders == []
+
+
+def _run(code: str) -> None:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            env=env, cwd=ROOT, timeout=120)
+    assert result.returncode == 0, result.stderr
+
+
+def test_envs_do_not_load_agents_unless_given_a_spec_string() -> None:
+    _run(
+        "import sys, numpy as np\n"
+        "from hgin_env.envs.gym_env import HollywoodGinEnv, HollywoodGinVectorEnv\n"
+        "import hgin_env.apps.play\n"
+        "first = lambda obs: np.argmax(obs['action_mask'], axis=1)\n"
+        "env = HollywoodGinEnv(opponent=first); env.reset(seed=0)\n"
+        "HollywoodGinVectorEnv(2, opponent=first).reset(seed=0)\n"
+        "assert 'agents' not in sys.modules, 'agents imported'\n"
+        "assert 'pettingzoo' not in sys.modules, 'the Gymnasium env loaded PettingZoo'\n"
+        "HollywoodGinEnv(opponent='random')\n"
+        "assert 'agents' in sys.modules\n"
+    )
+
+
+def test_import_registers_gymnasium_id_cheaply() -> None:
+    _run(
+        "import sys, gymnasium as gym, hgin_env\n"
+        "assert 'hgin_env.envs.gym_env' not in sys.modules and 'pettingzoo' not in sys.modules\n"
+        "assert 'torch' not in sys.modules and 'agents' not in sys.modules\n"
+        "assert hgin_env.ENV_ID in gym.registry\n"
+        "env = gym.make(hgin_env.ENV_ID, opponent=lambda o: o['action_mask'].argmax(1))\n"
+        "env.reset(seed=0)\n"
+        "vec = gym.make_vec(hgin_env.ENV_ID, num_envs=2, vectorization_mode='vector_entry_point',"
+        " opponent=lambda o: o['action_mask'].argmax(1))\n"
+        "assert vec.reset(seed=0)[0]['observation'].shape == (2, 398)\n"
+    )
+
+
+def test_package_namespace_is_clean() -> None:
+    import hgin_env
+
+    names = dir(hgin_env)
+    assert {"env", "raw_env", "ENV_ID", "engine", "envs", "records", "ui", "apps"} <= set(names)
+    assert not {"Any", "annotations", "gymnasium"} & set(names)
+    assert all(not name.startswith("_") for name in names if name != "__version__")
+    assert sorted(hgin_env.__all__) == ["ENV_ID", "__version__", "env", "raw_env"]
