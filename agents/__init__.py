@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from agents.random_agent import RandomAgent
     from agents.simple import DeterministicSimpleAgent, SimpleAgent
     from agents.strong import StrongAgent
+    from hgin_env.rules import Rules
 
 #: The agent classes, imported on first use (PEP 562): ``import agents`` stays instant, so
 #: ``hgin --help`` answers at once and a Ctrl-C during start-up is caught by the command.
@@ -66,7 +67,8 @@ def _load_torch(path: str | Path, spec: str) -> Agent:
     return load_torch_agent(path)
 
 
-def make_agent(spec: str | Agent, seed: int | None = None, rules: Any = None) -> Agent:
+def make_agent(spec: str | Agent, seed: int | None = None,
+               rules: Rules | str | None = None) -> Agent:
     """An agent from a spec string (see the module docstring); agents pass through.
 
     ``seed`` seeds the own generator of the agents that draw at random

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from hgin_env.rules import Rules, load_rules
+from hgin_env.rules import Rules, load_rules, require_rules
 
 __all__ = [
     "COLUMN_NAMES",
@@ -71,9 +71,10 @@ class SheetBatch:
     match_winner: np.ndarray
 
     @classmethod
-    def new(cls, num_games: int, rules: Rules | str | None = None) -> SheetBatch:
-        """Fresh sheets for ``num_games`` matches."""
-        rules = load_rules(rules)
+    def new(cls, num_games: int, rules: Rules) -> SheetBatch:
+        """Fresh sheets for ``num_games`` matches of ``rules`` (normalised by the caller:
+        :func:`~hgin_env.rules.load_rules` runs once, where rules enter the program)."""
+        require_rules(rules)
         if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)):
             raise ValueError(f"num_games must be an integer, got {num_games!r}")
         if num_games < 0:

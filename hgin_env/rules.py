@@ -10,6 +10,7 @@ silent typo in a rules file would change every game played with it.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import stat
 import sys
 from dataclasses import dataclass
@@ -195,7 +196,25 @@ def load_rules(name_or_path: str | Path | Rules | None = None) -> Rules:
             f"rules must be a profile name ({', '.join(PROFILES)}), a TOML path or a Rules, "
             f"got {type(name_or_path).__name__} {name_or_path!r}"
         )
+    if isinstance(name_or_path, str) and name_or_path in PROFILES:
+        return _shipped_profile(name_or_path)
     return _load(str(name_or_path), None, ())
+
+
+@functools.cache
+def _shipped_profile(name: str) -> Rules:
+    """A shipped profile, parsed once per process: package data does not change, and
+    ``Rules`` is frozen, so every caller may share the one value."""
+    return _load(name, None, ())
+
+
+def require_rules(rules: Any) -> Rules:
+    """``rules`` itself, checked to be a :class:`Rules`: what code inside the program
+    takes, so that a name or path is read once, by :func:`load_rules`, where it enters."""
+    if not isinstance(rules, Rules):
+        raise TypeError(f"expected a Rules (from hgin_env.rules.load_rules), got "
+                        f"{type(rules).__name__} {rules!r}")
+    return rules
 
 
 def profile_name(rules: Rules) -> str | None:

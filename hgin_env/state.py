@@ -23,7 +23,7 @@ import numpy as np
 from hgin_env import actions as A
 from hgin_env.cards import NUM_CARDS, popcount64
 from hgin_env.hollywood import Sheet, SheetBatch
-from hgin_env.rules import Rules, load_rules
+from hgin_env.rules import Rules, load_rules, require_rules
 
 __all__ = [
     "FIELDS",
@@ -167,9 +167,9 @@ class GameState:
 
     # ------------------------------------------------------------------ build
     @classmethod
-    def zeros(cls, num_games: int, rules: Rules | str | None = None) -> GameState:
+    def zeros(cls, num_games: int, rules: Rules) -> GameState:
         """``num_games`` blank games (every array at its fill value, fresh sheets)."""
-        rules = load_rules(rules)
+        require_rules(rules)
         b = int(num_games)
         arrays = {f.name: np.full((b, *f.shape), f.fill, f.dtype) for f in FIELDS}
         return cls(rules=rules, sheets=SheetBatch.new(b, rules), **arrays)
@@ -244,14 +244,14 @@ class GameState:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], rules: Rules | str | None = None) -> GameState:
+    def from_dict(cls, data: dict[str, Any], rules: Rules) -> GameState:
         """A state from :meth:`to_dict` output, checked field by field and then validated.
 
         Anything read from a file goes through here, so a wrong shape, dtype
         or an impossible position is a ``ValueError`` naming the field, never
         a crash (or an exploding meld search) later.
         """
-        rules = load_rules(rules)
+        require_rules(rules)
         if not isinstance(data, dict):
             raise ValueError(f"game state must be a dict of arrays, got {type(data).__name__}")
         b = _num_games_of(data)

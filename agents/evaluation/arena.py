@@ -52,7 +52,7 @@ from hgin_env import actions as A
 from hgin_env.engine.vector import VectorGame, game_seeds
 from hgin_env.history import history_for
 from hgin_env.records.format import MatchRecorder
-from hgin_env.rules import Rules, load_rules
+from hgin_env.rules import Rules, load_rules, require_rules
 
 #: Compact the batch once fewer than this fraction of its games are still playing.
 COMPACT_BELOW = 0.7
@@ -289,7 +289,7 @@ class Arena:
         agent_a: Agent,
         agent_b: Agent,
         num_matches: int,
-        rules: Rules | str | None = None,
+        rules: Rules,
         seed: int | np.ndarray = 0,
         duplicate: bool = True,
         rng: np.random.Generator | None = None,
@@ -300,7 +300,7 @@ class Arena:
         if num_matches < 1:
             raise ValueError(f"num_matches must be >= 1, got {num_matches}")
         self.agents = (agent_a, agent_b)
-        self.rules = load_rules(rules)
+        self.rules = require_rules(rules)
         self.duplicate = duplicate
         if duplicate:
             pairs = (num_matches + 1) // 2
@@ -489,6 +489,7 @@ def play_matches(
     of every match, or of the first ``record_matches`` only (recording the
     rest would cost time for records nobody keeps).
     """
+    rules = load_rules(rules)  # once, for every batch's arena
     if record_matches is not None and (isinstance(record_matches, bool)
                                        or not isinstance(record_matches, int | np.integer)
                                        or record_matches < 0):

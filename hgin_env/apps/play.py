@@ -26,7 +26,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import TextIO
 
 import numpy as np
 
@@ -80,7 +80,7 @@ class _Out:
 
 def play(
     opponent: Agent,
-    rules: Any = "friendly",
+    rules: Rules | str = "friendly",
     seed: int | None = None,
     seat: int = 0,
     input_fn: Callable[[str], str] = input,

@@ -213,7 +213,8 @@ def test_act_split_calls_each_agent_on_its_rows_and_checks_legality() -> None:
 
 
 def test_duplicate_pairs_replay_the_same_deals_with_seats_swapped() -> None:
-    arena = Arena(DeterministicSimpleAgent(), NeverTake(), 8, "friendly", seed=9, compact=False)
+    arena = Arena(DeterministicSimpleAgent(), NeverTake(), 8, load_rules("friendly"), seed=9,
+                  compact=False)
     game = arena.game
     # Same first dealer seat in both games of a pair, so seat 0 gets the same cards.
     assert (game.dealer[0::2] == game.dealer[1::2]).all()
@@ -256,15 +257,15 @@ def test_identical_deterministic_agents_split_every_duplicate_pair() -> None:
 
 def test_compaction_and_batching_do_not_change_results() -> None:
     det = DeterministicSimpleAgent()
-    full = Arena(det, NeverTake(), 10, "classic", seed=5, compact=False).run()
-    compact = Arena(det, NeverTake(), 10, "classic", seed=5, compact=True).run()
+    full = Arena(det, NeverTake(), 10, load_rules("classic"), seed=5, compact=False).run()
+    compact = Arena(det, NeverTake(), 10, load_rules("classic"), seed=5, compact=True).run()
     batched = play_matches(det, NeverTake(), 10, "classic", seed=5, batch_size=4)
     for other in (compact, batched):
         assert (other.a_won == full.a_won).all()
         assert (other.a_points == full.a_points).all()
         assert (other.hands == full.hands).all()
-    assert (match_seeds(5, 5) == Arena(SimpleAgent(), SimpleAgent(), 10, seed=5).game.seeds[::2]
-            ).all()
+    arena = Arena(SimpleAgent(), SimpleAgent(), 10, load_rules("friendly"), seed=5)
+    assert (match_seeds(5, 5) == arena.game.seeds[::2]).all()
 
 
 def test_match_stats_are_consistent() -> None:

@@ -124,7 +124,7 @@ def test_search_plays_legal_deterministic_games() -> None:
     states, counts = [], []
     for _ in range(2):
         agent = _small_search()
-        arena = Arena(agent, make_agent("strong"), 2, seed=11)
+        arena = Arena(agent, make_agent("strong"), 2, load_rules("friendly"), seed=11)
         for _ in range(120):
             arena.step()
         states.append(arena.game.state_dict())

@@ -529,7 +529,7 @@ def test_sheet_batch_new_rejects_bad_sizes() -> None:
     with pytest.raises(ValueError, match="num_games"):
         SheetBatch.new(2.0, load_rules("friendly"))  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="out of range"):
-        SheetBatch.new(2, "friendly").sheet(2)
+        SheetBatch.new(2, load_rules("friendly")).sheet(2)
 
 
 # --------------------------------------------------------------------------- properties

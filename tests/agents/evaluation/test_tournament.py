@@ -27,6 +27,7 @@ from agents.evaluation.tournament import (
     run_tournament,
 )
 from hgin_env.engine import VectorGame
+from hgin_env.rules import load_rules
 
 
 @pytest.fixture(scope="module")
@@ -154,8 +155,9 @@ def test_results_do_not_depend_on_batch_size_even_with_random_agents() -> None:
 
 
 def test_compaction_does_not_change_a_random_agents_games() -> None:
-    full = Arena(RandomAgent(), SimpleAgent(), 8, "friendly", seed=6, compact=False).run()
-    compact = Arena(RandomAgent(), SimpleAgent(), 8, "friendly", seed=6, compact=True).run()
+    rules = load_rules("friendly")
+    full = Arena(RandomAgent(), SimpleAgent(), 8, rules, seed=6, compact=False).run()
+    compact = Arena(RandomAgent(), SimpleAgent(), 8, rules, seed=6, compact=True).run()
     assert _same_stats(full, compact)
 
 
