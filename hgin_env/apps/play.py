@@ -46,6 +46,8 @@ from hgin_env.ui.render import (
     table_text,
 )
 
+__all__ = ["HELP", "add_match_arguments", "cli", "load_match", "main", "play"]
+
 HELP = """Commands:
   <number>             play the move with that number from the list
   7H, 7♥, 10d, td      discard that card (also: discard 7H)

@@ -31,6 +31,8 @@ from hgin_env.records.format import (
 )
 from hgin_env.records.replay import escape_controls, match_text, replay
 
+__all__ = ["html_target", "main"]
+
 
 def _emit(text: str, stream: TextIO) -> None:
     """Print ``text``, escaping what ``stream``'s encoding cannot hold instead of failing."""

@@ -349,7 +349,7 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
         obs = self.table.observe(seat)
         if self.history is not None:
             for key, value in self.history.observe(np.array([seat])).items():
-                obs[key] = value[0]
+                obs[key] = value[0, ...]  # 0-d arrays for the scalars, as the space says
         return obs
 
     def action_mask(self, agent: str) -> np.ndarray:

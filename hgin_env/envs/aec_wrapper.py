@@ -14,6 +14,8 @@ from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 if TYPE_CHECKING:
     from pettingzoo import AECEnv
 
+__all__ = ["HollywoodWrapper"]
+
 
 # ----------------------------------------------------------------------------- AEC
 

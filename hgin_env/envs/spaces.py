@@ -20,6 +20,8 @@ from hgin_env.history import max_hand_actions
 from hgin_env.observation import OBS_DIM, observation_spec
 from hgin_env.rules import Rules
 
+__all__ = ["MaskedDiscrete", "action_id", "observation_bounds", "observation_space"]
+
 # ----------------------------------------------------------------------------- actions
 
 

@@ -39,6 +39,8 @@ from hgin_env.rules import profile_name
 if TYPE_CHECKING:
     from hgin_env.envs.table import MatchTable
 
+__all__ = ["FlatObservation", "RecordGymMatches", "RecordMatches"]
+
 
 # ----------------------------------------------------------------------------- Gymnasium
 

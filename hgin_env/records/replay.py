@@ -25,6 +25,8 @@ from hgin_env.records.format import (
 from hgin_env.rules import rules_from_dict
 from hgin_env.ui.render import move_text, sheet_text, showdown_text, table_text
 
+__all__ = ["ReplayResult", "escape_controls", "match_text", "replay", "seat_names"]
+
 
 @dataclass
 class ReplayResult:

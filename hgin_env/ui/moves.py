@@ -18,6 +18,8 @@ from hgin_env.ui.render import Style, card_text
 if TYPE_CHECKING:
     from hgin_env.state import GameView
 
+__all__ = ["move_options", "narrate", "parse_command", "why_illegal"]
+
 _DRAW_WORDS = {"d", "draw", "s", "stock", "draw stock", "draw from stock", "draw from the stock"}
 _TAKE_WORDS = {"t", "take", "pile", "up", "upcard", "take upcard", "take discard",
                "take the discard", "take the upcard"}

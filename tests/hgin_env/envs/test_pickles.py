@@ -151,3 +151,16 @@ def test_rules_and_spaces_pickles_load(old: dict[str, Any]) -> None:
     mask = np.zeros(action_space.n, np.int8)
     mask[[3, 60]] = 1
     assert int(action_space.sample(mask)) in (3, 60)
+
+
+def test_gym_env_pickled_mid_match_goes_on_from_the_same_position() -> None:
+    """Today's env pickles its whole match (the table, the opponent, the generator)."""
+    env = HollywoodGinEnv(opponent="strong", rules="classic")
+    obs, _ = env.reset(seed=12)
+    for _ in range(25):
+        obs, _, term, trunc, _ = env.step(_first_legal(obs["action_mask"]))
+        assert not (term or trunc)
+    copy = pickle.loads(pickle.dumps(env))
+    for a, b in zip(_play_gym(copy, obs), _play_gym(env, obs), strict=True):
+        _same(a[0], b[0])
+        assert a[1:] == b[1:]
