@@ -47,7 +47,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'agents' has no attribute {name!r}")
 
 #: Marks this package as hgin's: ``agents`` is a generic top-level name that other
-#: distributions use too, and :func:`hgin_env.opponent.hgin_agents` checks for this mark.
+#: distributions use too, and :func:`hgin_env.envs.opponents.hgin_agents` checks for this mark.
 HGIN_AGENTS = True
 #: The shipped checkpoint, package data beside this module.
 PRETRAINED_PATH = Path(__file__).resolve().parent / "pretrained" / "hgin_default.pt"

@@ -470,8 +470,10 @@ class SearchAgent:
         if missing:
             raise ValueError(
                 f"search needs the public history in its observation ({', '.join(missing)} "
-                "missing): play it through agents.arena (evaluate.py, tournaments), which "
-                "keeps a hgin_env.history.PublicHistory for agents with uses_history")
+                "missing): seat it through the arena (hgin evaluate, tournaments), the Gymnasium "
+                "env, the terminal game or the play server, which keep a "
+                "hgin_env.history.PublicHistory for agents with uses_history, or use the "
+                "PettingZoo env with history=True")
         x = np.asarray(obs["observation"])
         mask = np.asarray(obs["action_mask"])
         n = x.shape[0]

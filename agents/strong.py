@@ -1,6 +1,6 @@
 """The strong hand-written player, batched over games.
 
-It decides from the observation only (:mod:`agents.view`), like every agent:
+It decides from the observation only (:mod:`agents.features`), like every agent:
 
 * **Live cards.**  A card is *live* (may still come to us) when it is
   unseen: not in our hand, not in the discard pile, not among the cards the
@@ -37,7 +37,7 @@ It decides from the observation only (:mod:`agents.view`), like every agent:
 
 All decisions are whole-array numpy over the games of a batch.  The weights
 (:class:`StrongParams`) were tuned against ``simple`` over duplicate matches
-with :mod:`agents.arena`; measured figures are in the evaluation report.
+with :mod:`agents.evaluation.arena`; measured figures are in the evaluation report.
 """
 
 from __future__ import annotations

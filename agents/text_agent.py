@@ -2,10 +2,10 @@
 
 ``make_agent("text:python my_bot.py")`` (or ``text:timeout=5:COMMAND``) starts
 the program once and keeps it running.  For every move it writes to the
-program's standard input one description (:func:`hgin_env.text.describe`)
+program's standard input one description (:func:`hgin_env.ui.text.describe`)
 followed by a line holding only :data:`END_MARKER`, and reads one line from its
 standard output: a listed code (``7H``, ``knock 7H``, ``draw``, ``take``,
-``pass``) or the move in words (:func:`hgin_env.text.parse_move`).  The
+``pass``) or the move in words (:func:`hgin_env.ui.text.parse_move`).  The
 program writes nothing else to standard output (logs go to standard error).
 
 An answer that is illegal, unparsable, missing (the program exited) or later

@@ -1,6 +1,6 @@
 """OpenSpiel's IS-MCTS bot against hgin's ``simple`` and ``strong`` players.
 
-The game is ``python_hollywood_gin`` (``hgin_env.openspiel_game``); hgin's agents
+The game is ``python_hollywood_gin`` (``hgin_env.envs.openspiel``); hgin's agents
 play as OpenSpiel bots (``HginBot``) and every game is run by OpenSpiel's own
 ``evaluate_bots``, the seats alternating.  IS-MCTS samples the hidden cards with
 the state's ``resample_from_infostate`` and evaluates leaves by random rollouts.

@@ -2,7 +2,7 @@
 
 The learner plays one seat of full Hollywood matches against fixed opponents
 (``HollywoodGinEnv(opponent=...)``); the Dict observation is flattened by
-:class:`hgin_env.wrappers.FlatObservation`, whose ``action_masks()`` is what
+:class:`hgin_env.envs.wrappers.FlatObservation`, whose ``action_masks()`` is what
 MaskablePPO samples through.
 
 Why it learns within minutes: a match against a weak opponent lasts thousands

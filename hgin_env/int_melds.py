@@ -1,7 +1,7 @@
 """The meld minimiser for one hand held as a Python int: the one-game fast path's tables.
 
 At one hand per call, numpy's per-call overhead dwarfs the work, so the
-one-game engine (:mod:`hgin_env.single`) looks up the same per-suit tables
+one-game engine (:mod:`hgin_env.engine.single`) looks up the same per-suit tables
 as the batched minimiser (``melds.RUN_DEADWOOD`` and ``RUN_DEADWOOD_MINUS``)
 turned into Python lists.  :func:`discard_table` is
 ``melds.discard_table_unchecked`` for one hand (per-suit run-only lookups,

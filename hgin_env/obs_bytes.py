@@ -1,7 +1,7 @@
 """Action masks and the observation as raw bytes, from Python ints: the one-game encoder.
 
 :func:`hgin_env.observation.encode` is the definition; the one-game engine
-(:mod:`hgin_env.single`) assembles the same vector from these precomputed
+(:mod:`hgin_env.engine.single`) assembles the same vector from these precomputed
 byte strings (card planes 8 cards at a time, scalars scaled by the
 ``observation.LAYOUT`` scales), checked byte for byte against ``encode`` in
 ``tests/hgin_env/engine/test_single.py``.

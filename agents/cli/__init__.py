@@ -24,10 +24,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
               "train an agent: imitation of strong, then self-play PPO (--config quick)"),
     "evaluate": ("agents.cli.evaluate", "main",
                  "round robin of agents over full matches: tables, JSON, CSV, heatmap, records"),
-    "play": ("hgin_env.play", "cli", "play a match in the terminal against an agent"),
-    "serve": ("hgin_env.serve", "main",
+    "play": ("hgin_env.apps.play", "cli", "play a match in the terminal against an agent"),
+    "serve": ("hgin_env.apps.serve", "main",
               "play in the browser: a local web server (needs the 'web' extra)"),
-    "replay": ("hgin_env.replay", "main",
+    "replay": ("hgin_env.apps.replay", "main",
                "verify match records move by move, print a match, or write its HTML page"),
 }
 

@@ -307,7 +307,7 @@ def run_evaluation(trainer: Trainer, matches: int, opponents: list[str],
                    record_path: Path | None = None) -> dict[str, dict[str, float]]:
     """The learner (greedy) against each baseline, in duplicate matches.
 
-    Rates and their 95% intervals come from ``agents.arena.duplicate_rates``
+    Rates and their 95% intervals come from ``agents.evaluation.arena.duplicate_rates``
     (pair-clustered Wilson), the same evaluator as ``evaluate.py``, flattened
     for the logs: ``win_rate``/``ci_low``/``ci_high`` for matches, and
     ``column_*``/``hand_*`` likewise.  With ``record_path``, the first

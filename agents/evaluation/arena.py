@@ -250,7 +250,7 @@ def clustered_rate(successes: np.ndarray, trials: np.ndarray, pair: np.ndarray
     pair ``pair[i]``.  The pair, not the match or the hand, is the
     independent unit (the two seatings of one deal sequence are correlated,
     and so are the hands of a match), so the counts are summed per pair
-    before :func:`~agents.stats.clustered_wilson` measures their spread.
+    before :func:`~agents.evaluation.stats.clustered_wilson` measures their spread.
     Returns ``rate``, ``low``, ``high``, ``successes``, ``trials`` and
     ``design_effect``; the rate is NaN without trials.
     """

@@ -2,7 +2,7 @@
 
 Every pair of agents plays the same deal seeds (``matches`` full matches,
 rounded up to an even number in the *duplicate* format of
-:mod:`agents.arena`: each deal sequence twice, seats swapped).  Results
+:mod:`agents.evaluation.arena`: each deal sequence twice, seats swapped).  Results
 hold, per pairing, the match, column and hand win rates of the first agent
 with 95% intervals, gin and undercut rates, points per hand, and Elo
 ratings fitted to all match results (Bradley–Terry maximum likelihood).
@@ -11,12 +11,12 @@ Intervals: the two matches of a duplicate pair are not independent (with a
 skill gap the better player tends to win both seatings; within-pair
 correlations of 0.5–0.6 were measured for strong vs simple), and neither
 are the columns and hands of one match.  So every interval here is
-:func:`agents.arena.clustered_rate`'s — a Wilson interval on the
+:func:`agents.evaluation.arena.clustered_rate`'s — a Wilson interval on the
 pair-clustered effective sample size — the same one the trainer's
 evaluation and the examples report.
 
 No result depends on ``batch_size``: each match draws its random choices
-from its own generator (see :mod:`agents.arena`).
+from its own generator (see :mod:`agents.evaluation.arena`).
 """
 
 from __future__ import annotations
@@ -448,7 +448,7 @@ def record_keeper(
     record: Callable[[dict[str, Any]], None], pairing: tuple[str, str], rules: Rules,
     rules_name: str, context: dict[str, Any], first: int,
 ) -> Callable[[dict[str, Any]], None]:
-    """Turns a pairing's engine records (:meth:`~agents.arena.Arena.recorded`) into full
+    """Turns a pairing's engine records (:meth:`~agents.evaluation.arena.Arena.recorded`) into full
     records (:func:`~hgin_env.records.make_record`) passed to ``record``, numbered from
     ``first``; ``context`` gains the ``pairing`` and the duplicate ``pair``."""
     count = [first]

@@ -7,7 +7,7 @@ games are split into blocks and every block gets an opponent kind: self-play
 one of the frozen agents of ``opponents.agents`` (any agent spec, e.g.
 ``pretrained`` or ``ckpt:PATH``: a best response trains against one of these
 alone).
-:mod:`agents.rollout` plays one rollout of every game and computes the
+:mod:`agents.training.rollout` plays one rollout of every game and computes the
 advantages; :meth:`Trainer.learn` fits the network to it.
 
 Imitation (``[imitation]`` in the config): for the first ``imitation.steps``

@@ -1,4 +1,4 @@
-"""Rollout collection and GAE for the self-play trainer (:mod:`agents.ppo`).
+"""Rollout collection and GAE for the self-play trainer (:mod:`agents.training.ppo`).
 
 One :class:`RolloutCollector` owns the :class:`VectorGame` of the run and the
 decisions still waiting for their successor.  :meth:`RolloutCollector.collect`

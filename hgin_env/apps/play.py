@@ -3,7 +3,7 @@
     python -m hgin_env.play --opponent simple [--rules friendly] [--seed N] [--seat 0|1]
 
 ``--opponent`` is ``random``, ``simple``, ``strong``, ``pretrained`` or
-``ckpt:PATH`` (resolved by :func:`hgin_env.opponent.load_agent`; from Python,
+``ckpt:PATH`` (resolved by :func:`hgin_env.envs.opponents.load_agent`; from Python,
 :func:`play` takes any agent object); ``--rules`` a profile name or a rules
 TOML file.  On your turn
 the legal moves are listed with numbers; type a number, or a move in words:

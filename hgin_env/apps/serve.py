@@ -4,7 +4,7 @@
 
 A small Flask app (the ``[web]`` extra) on 127.0.0.1 serves one
 self-contained page and a JSON API; every browser tab plays its own match
-(:class:`~hgin_env.play_session.PlaySession`, kept on the server under a
+(:class:`~hgin_env.apps.play_session.PlaySession`, kept on the server under a
 random 128-bit session id).  The API:
 
 * ``POST /api/new`` ``{"seat": 0|1}`` (optional) → ``{"session", "seed", "state"}``;

@@ -3,7 +3,7 @@
 Dealing, showdowns, the record of a finished hand, posting to the sheet,
 rewards, the next dealer and the start of the next match each live here
 once.  :class:`~hgin_env.engine.VectorGame` calls them for every game whose
-hand ended in a step; :class:`~hgin_env.single.SingleGame` calls them for
+hand ended in a step; :class:`~hgin_env.engine.single.SingleGame` calls them for
 its one game.  Only the per-step part of a turn is written per engine.
 
 Randomness is counter based: the shuffle of a game's n-th deal is a pure

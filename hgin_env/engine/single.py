@@ -5,7 +5,7 @@ and single-agent environments step this class.  Only the per-step part of a
 turn is written here (legality, the deadwood-after-discard table, the turn
 order, the observation bytes).  The state is a one-game
 :class:`~hgin_env.state.GameState`; dealing, showdowns, posting, rewards and
-the next deal are :mod:`hgin_env.hand`'s shared functions applied to it, the
+the next deal are :mod:`hgin_env.engine.hand`'s shared functions applied to it, the
 per-step fields mirrored as Python ints in between (:meth:`SingleGame.sync`).
 ``tests/hgin_env/engine/test_single.py`` checks every step against ``VectorGame`` row 0.
 Return types differ: ``step`` gives Python scalars (float64 rewards, so

@@ -5,8 +5,8 @@ arrays, game index first); this class steps it.  The per-step part of a turn
 (draw, take, pass, discard, the legal mask) is written here as whole-array
 numpy over the games taking the same kind of action, with no Python loop
 over games.  Everything that happens once per hand (deal, showdown, posting,
-rewards, next dealer, autoreset) lives in :mod:`hgin_env.hand`, shared with
-the one-game fast path :class:`~hgin_env.single.SingleGame`.
+rewards, next dealer, autoreset) lives in :mod:`hgin_env.engine.hand`, shared with
+the one-game fast path :class:`~hgin_env.engine.single.SingleGame`.
 """
 
 from __future__ import annotations

@@ -24,12 +24,12 @@ rules, the switches and the three rule profiles (`friendly`, `classic`,
 
 This environment replaces the RLCard-based `gin_rummy_v4` that PettingZoo
 dropped in 1.27, which played a single hand with made-up rewards.  It runs on
-`hgin_env.single.SingleGame`, the one-game fast path of the project's
+`hgin_env.engine.single.SingleGame`, the one-game fast path of the project's
 vectorised engine (`hgin_env.engine.VectorGame`): it plays exactly like
 `VectorGame(1)` (tested step by step) and calls the engine's own showdown and
 scoring code, so it shares every rule, the observation encoding and the
 action ids with the batched trainer and the Gymnasium wrappers
-(`hgin_env.gym_env`).
+(`hgin_env.envs.gym_env`).
 
 ```python
 import hgin_env
@@ -129,7 +129,7 @@ illegal action raises `ValueError` instead, leaving the game unchanged.
 #### Truncation
 
 A match still undecided when its 2000th hand ends
-(`hgin_env.hand.MAX_HANDS_PER_MATCH`, `docs/rules.md` Appendix C) is cut off:
+(`hgin_env.engine.hand.MAX_HANDS_PER_MATCH`, `docs/rules.md` Appendix C) is cut off:
 both agents' `truncations` are `True` (`terminations` stay `False`), no reward
 is given, and both infos hold `hand_over`, `truncated: True`,
 `match_winner: None` and `final_scores`.  Real matches never get there (the
@@ -233,9 +233,9 @@ def env(
     offender and +1 for the other agent (zero-sum); with ``strict`` it raises
     ``ValueError`` naming the action.  Either way a value that is not an
     action id (``500``, ``3.5``, ``"pass"``) raises ``ValueError``
-    (:func:`~hgin_env.wrappers.action_id`).  The three behaviours (order
+    (:func:`~hgin_env.envs.spaces.action_id`).  The three behaviours (order
     enforcement, the action check, illegal moves) live in one
-    :class:`~hgin_env.wrappers.HollywoodWrapper` layer.
+    :class:`~hgin_env.envs.aec_wrapper.HollywoodWrapper` layer.
     """
     aec = raw_env(rules=rules, reward=reward, render_mode=render_mode, history=history)
     return HollywoodWrapper(aec, strict=strict, illegal_reward=-1.0)

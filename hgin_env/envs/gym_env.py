@@ -5,7 +5,7 @@
   ``act(obs, rng) -> actions`` (every agent of the ``agents`` package), a
   function ``obs -> actions``, or a spec string (``"random"``, ``"simple"``,
   ``"strong"``, ``"pretrained"``, ``"ckpt:PATH"``) that
-  :func:`hgin_env.opponent.load_agent` resolves.  ``import hgin_env``
+  :func:`hgin_env.envs.opponents.load_agent` resolves.  ``import hgin_env``
   registers it as ``hgin/HollywoodGin-v0``:
   ``gymnasium.make("hgin/HollywoodGin-v0", opponent="simple")``.
 * :class:`HollywoodGinVectorEnv` — a ``gymnasium.vector.VectorEnv`` of B
@@ -16,7 +16,7 @@
   observation is in ``info["final_obs"]`` (with ``info["_final_obs"]``
   marking the rows), as Gymnasium's own vector envs do.
 
-Observations are the PettingZoo ones (``hgin_env.aec``): a dict of the
+Observations are the PettingZoo ones (``hgin_env.envs.aec``): a dict of the
 ``observation`` vector (398 float32, from the learner's seat) and the
 ``action_mask`` (108 int8, the learner's legal actions).  Rewards are the
 learner seat's engine rewards (``reward="match" | "columns" | "points"``),
@@ -36,7 +36,7 @@ for ``gymnasium.wrappers.RecordVideo``.
 
 Actions: any integral scalar is accepted — a Python or numpy integer, a 0-d
 or 1-element array, or an integral float such as ``105.0``
-(:func:`hgin_env.wrappers.action_id`).  A value that is not an action id at
+(:func:`hgin_env.envs.spaces.action_id`).  A value that is not an action id at
 all (``105.5``, ``nan``, ``500``, ``"pass"``) raises ``ValueError``: it is
 a bug in the caller, not a move.  An action id that is illegal now is the
 policy's move: :class:`HollywoodGinEnv` ends the match with reward -1 and
@@ -90,7 +90,7 @@ def _integer_actions(actions: Any, num_envs: int) -> np.ndarray:
     """``actions`` as (num_envs,) int64 action ids.
 
     Integer arrays and integral float arrays are accepted, as
-    :func:`~hgin_env.wrappers.action_id` accepts scalars; any value that is
+    :func:`~hgin_env.envs.spaces.action_id` accepts scalars; any value that is
     not an action id (``3.5``, ``nan``, ``-1``, ``500``) raises ``ValueError``.
     """
     acts = np.asarray(actions)

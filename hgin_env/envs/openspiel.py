@@ -1,7 +1,7 @@
 """OpenSpiel binding: importing this module registers ``python_hollywood_gin`` with pyspiel.
 
 One episode is one Hollywood match (or its first ``max_hands`` hands), played by
-hgin's own one-game engine (:class:`~hgin_env.single.SingleGame`); nothing here
+hgin's own one-game engine (:class:`~hgin_env.engine.single.SingleGame`); nothing here
 re-states a rule.  What OpenSpiel needs on top of the engine:
 
 * **Explicit chance.**  The first dealer of the match is one chance node (seat 0

@@ -198,7 +198,7 @@ class RecordGymMatches(_RecordingCounts, gym.Wrapper):
 
         base = env.unwrapped
         if not isinstance(base, HollywoodGinEnv):
-            raise ValueError(f"RecordGymMatches records hgin_env.gym_env.HollywoodGinEnv, "
+            raise ValueError(f"RecordGymMatches records hgin_env.envs.gym_env.HollywoodGinEnv, "
                              f"got {type(base).__name__}")
         if not isinstance(name, str):
             raise ValueError(f"name must be a string, got {name!r}")

@@ -3,7 +3,7 @@
 One line per match (format ``hgin-match``, see docs/records.md for the
 schema); a path ending in ``.gz`` is read and written gzip-compressed.  A
 record holds enough to re-play the match through the engine and to check
-every outcome (:func:`hgin_env.replay.replay`), so a shared game cannot
+every outcome (:func:`hgin_env.records.replay.replay`), so a shared game cannot
 silently disagree with the rules that produced it.
 
 :class:`MatchRecorder` collects records from a batched loop at a small cost:
@@ -378,11 +378,11 @@ class MatchStream:
 
     Where :class:`MatchRecorder` keeps a fixed set of matches until the end of
     a batched loop, an environment plays match after match on one
-    :class:`~hgin_env.single.SingleGame`, so this recorder holds only the
+    :class:`~hgin_env.engine.single.SingleGame`, so this recorder holds only the
     match in progress and calls ``emit(match)`` when it ends (``match`` as an
     entry of :meth:`MatchRecorder.matches`, for :func:`make_record`).  The
     environment calls it (``raw_env.recorder``, set by
-    :class:`hgin_env.wrappers.RecordMatches`): :meth:`start` after the first
+    :class:`hgin_env.envs.wrappers.RecordMatches`): :meth:`start` after the first
     deal of every match, :meth:`played` after every action.  A match started
     again before it ends (a reset, a forfeit, the env closed) is dropped and
     counted in ``dropped``: a record must replay to its end.
@@ -484,7 +484,7 @@ class RecordWriter:
 
     Use as a context manager.  Each record's top-level fields are checked
     before it is written; its hands are checked when read (:func:`read_records`)
-    and played by :func:`~hgin_env.replay.replay` (checking every action here
+    and played by :func:`~hgin_env.records.replay.replay` (checking every action here
     would cost a tenth of an evaluation's time).
     """
 
@@ -556,7 +556,7 @@ def _parse_line(path: str | Path, number: int, line: bytes) -> dict[str, Any]:
 
 
 def check_record(record: Any, where: str | None = None, hands: bool = True) -> None:
-    """Check a record's structure (not its play: that is :func:`~hgin_env.replay.replay`).
+    """Check a record's structure (not its play: that is :func:`~hgin_env.records.replay.replay`).
 
     ``ValueError`` names the match, and the hand of a malformed hand;
     ``hands=False`` checks the top-level fields only.

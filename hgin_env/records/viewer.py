@@ -3,9 +3,9 @@
     python -m hgin_env.replay FILE --match N --html out.html
 
 The positions are computed here, by re-playing (and so verifying) the record
-through the engine with :func:`hgin_env.replay.replay`; the page's script only
+through the engine with :func:`hgin_env.records.replay.replay`; the page's script only
 displays them, so what the page shows is what the engine played.  The page has
-no external asset: CSS, script and the match data are inlined (:mod:`hgin_env.webpage`).
+no external asset: CSS, script and the match data are inlined (:mod:`hgin_env.ui.webpage`).
 A match in progress (a download from the play server) shows up to its last move.
 """
 
@@ -62,7 +62,7 @@ def viewer_data(record: dict[str, Any]) -> dict[str, Any]:
     """Every step of ``record`` as the page shows it (verifying the record on the way).
 
     A ``ValueError`` names the match, hand and step of any disagreement, as
-    :func:`~hgin_env.replay.replay` does.
+    :func:`~hgin_env.records.replay.replay` does.
     """
     names = seat_names(record)
     hands: list[dict[str, Any]] = []
@@ -113,7 +113,7 @@ def viewer_data(record: dict[str, Any]) -> dict[str, Any]:
 
 def match_html(record: dict[str, Any]) -> str:
     """The whole page for ``record``: one string, no external asset (built by
-    :func:`hgin_env.webpage.page`, which escapes every name it inlines)."""
+    :func:`hgin_env.ui.webpage.page`, which escapes every name it inlines)."""
     data = viewer_data(record)
     title = f"hgin match {data['match']}: {data['names'][0]} vs {data['names'][1]}"
     return page(TEMPLATE, title, data)

@@ -4,7 +4,7 @@
 ``SingleGame`` view) as an ``HEIGHT x WIDTH x 3`` uint8 array with Pillow, so
 Gymnasium's ``RecordVideo`` and TensorBoard's video summaries can show
 matches.  It reads the same public state as the text renderer
-(:mod:`hgin_env.render`) and shows what a given seat may see:
+(:mod:`hgin_env.ui.render`) and shows what a given seat may see:
 
 * both hands — the viewer's face up, grouped into one best arrangement
   (melds, then the deadwood, outlined in yellow); the other player's cards

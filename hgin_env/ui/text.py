@@ -11,8 +11,8 @@ hearts``) into an action id, or raises ``ValueError`` saying what was wrong
 and listing the legal moves.
 
 The move words and the parser are the terminal game's
-(:func:`hgin_env.play.move_options`, :func:`~hgin_env.play.parse_command`,
-:func:`~hgin_env.play.why_illegal`), so both interfaces accept and explain
+(:func:`hgin_env.ui.moves.move_options`, :func:`~hgin_env.ui.moves.parse_command`,
+:func:`~hgin_env.ui.moves.why_illegal`), so both interfaces accept and explain
 moves the same way; this module only adds the codes and rewrites free-text
 phrasings into the commands that parser reads.
 """
@@ -150,7 +150,7 @@ class _Seat:
 
 
 class _GameView:
-    """The few engine attributes :mod:`hgin_env.play`'s move helpers read, filled from one
+    """The few engine attributes :mod:`hgin_env.apps.play`'s move helpers read, filled from one
     seat's observation (seat 0 here), so they list and explain moves without hidden state."""
 
     def __init__(self, seat: _Seat, rules: Rules) -> None:

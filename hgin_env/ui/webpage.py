@@ -1,7 +1,7 @@
 """Self-contained HTML pages: a template with the shared card and sheet pieces inlined.
 
-The match viewer (:mod:`hgin_env.viewer`) and the play server's page
-(:mod:`hgin_env.serve`) draw cards, melds, the showdown and the score sheet
+The match viewer (:mod:`hgin_env.records.viewer`) and the play server's page
+(:mod:`hgin_env.apps.serve`) draw cards, melds, the showdown and the score sheet
 the same way; that CSS and script are written once (``web_common.css``,
 ``web_common.js``) and inlined here, so no page fetches anything.
 """

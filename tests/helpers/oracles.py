@@ -1,7 +1,7 @@
 """Test oracles for the AEC wrapper layer.
 
 :class:`IllegalMoveWrapper` rebuilds, from PettingZoo's own wrappers, what
-``hgin_env.env()``'s single :class:`~hgin_env.wrappers.HollywoodWrapper`
+``hgin_env.env()``'s single :class:`~hgin_env.envs.aec_wrapper.HollywoodWrapper`
 layer does: ``OrderEnforcingWrapper(IllegalMoveWrapper(raw))`` must play
 every game exactly as ``HollywoodWrapper(raw)`` does (tests/hgin_env/envs/test_aec.py).
 It is written the obvious way (PettingZoo's ``TerminateIllegalWrapper``

@@ -1,4 +1,4 @@
-"""agents.tournament and the arena's batching: results, intervals, outputs, heatmap."""
+"""agents.evaluation.tournament and the arena's batching: results, intervals, outputs, heatmap."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Text rendering (``hgin_env.render``) and the terminal game (``hgin_env.play``),
+"""Text rendering (``hgin_env.ui.render``) and the terminal game (``hgin_env.apps.play``),
 the latter driven by scripted input."""
 
 from __future__ import annotations
@@ -239,7 +239,7 @@ def _script_env() -> dict[str, str]:
 
 def test_sigint_gives_one_line_and_exit_130() -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "hgin_env.play", "--opponent", "random", "--seed", "2"],
+        [sys.executable, "-m", "hgin_env.apps.play", "--opponent", "random", "--seed", "2"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env=_script_env(), cwd=ROOT, encoding="utf-8")
     try:
@@ -255,7 +255,7 @@ def test_sigint_gives_one_line_and_exit_130() -> None:
 def test_closed_output_gives_one_line() -> None:
     """``python -m hgin_env.play ... | head -1``: the output closes early."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "hgin_env.play", "--opponent", "random", "--seed", "2"],
+        [sys.executable, "-m", "hgin_env.apps.play", "--opponent", "random", "--seed", "2"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         env=_script_env(), cwd=ROOT)
     try:
@@ -320,7 +320,7 @@ def test_parse_command_in_draw_phases() -> None:
 def test_module_runs_as_a_script() -> None:
     env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONIOENCODING="utf-8")
     result = subprocess.run(
-        [sys.executable, "-m", "hgin_env.play", "--opponent", "random", "--seed", "2"],
+        [sys.executable, "-m", "hgin_env.apps.play", "--opponent", "random", "--seed", "2"],
         input="help\n1\nbogus\nquit\n", capture_output=True, text=True, env=env, cwd=ROOT,
         timeout=120, encoding="utf-8",
     )

@@ -228,7 +228,7 @@ def test_command_line_prints_its_address_and_serves(tmp_path: Any) -> None:
     assert main(["--rules", str(tmp_path / "missing.toml"), "--port", "0"]) == 2
     with pytest.raises(SystemExit):
         main(["--port", "70000"])
-    proc = subprocess.Popen([sys.executable, "-m", "hgin_env.serve", "--opponent", "random",
+    proc = subprocess.Popen([sys.executable, "-m", "hgin_env.apps.serve", "--opponent", "random",
                              "--port", "0", "--seed", "1"], stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True)
     try:

@@ -1,4 +1,4 @@
-"""``hgin_env.single.SingleGame`` against the batched engine it mirrors.
+"""``hgin_env.engine.single.SingleGame`` against the batched engine it mirrors.
 
 * Differential soaks: B one-game ``SingleGame``s and one ``VectorGame(B)``
   with the same per-game seeds (a game plays the same alone or in a batch)

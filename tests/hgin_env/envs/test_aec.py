@@ -1,4 +1,4 @@
-"""The PettingZoo AEC environment (``hgin_env.aec``): PettingZoo's own checkers,
+"""The PettingZoo AEC environment (``hgin_env.envs.aec``): PettingZoo's own checkers,
 whole matches in every profile and reward mode, illegal moves, seeding."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Gymnasium interfaces (``hgin_env.gym_env``): the single-agent env against a
+"""Gymnasium interfaces (``hgin_env.envs.gym_env``): the single-agent env against a
 fixed opponent and the batched VectorEnv on one VectorGame."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The recording wrappers (``hgin_env.wrappers.RecordMatches``, ``RecordGymMatches``):
+"""The recording wrappers (``hgin_env.envs.wrappers.RecordMatches``, ``RecordGymMatches``):
 every match played to the end is one record that replays; matches cut short are not
 written; the wrapped env returns exactly what the unwrapped one does."""
 

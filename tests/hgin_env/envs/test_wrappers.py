@@ -1,4 +1,4 @@
-"""The AEC layer's own pieces (``hgin_env.wrappers``): ``action_id``,
+"""The AEC layer's own pieces (``hgin_env.envs.wrappers``): ``action_id``,
 ``MaskedDiscrete.sample`` and ``HollywoodWrapper``, which must play exactly as
 PettingZoo's wrapper chain around the test oracle (tests/helpers/oracles.py)."""
 

@@ -1,4 +1,4 @@
-"""``render_mode="rgb_array"`` (``hgin_env.image``): the table as an image for
+"""``render_mode="rgb_array"`` (``hgin_env.ui.image``): the table as an image for
 the AEC and Gymnasium envs, deterministic, hiding what the viewer may not see,
 and accepted by Gymnasium's ``RecordVideo``."""
 

@@ -1,4 +1,4 @@
-"""The text interface (hgin_env.text) and the external-program agent (agents.text_agent).
+"""The text interface (hgin_env.ui.text) and the external-program agent (agents.text_agent).
 
 Positions come from seeded random play, so every phase and most kinds of legal
 move are met; the agent is driven by small scripted programs written to
