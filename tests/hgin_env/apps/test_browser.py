@@ -401,7 +401,7 @@ def test_a_closed_match_is_told_not_replaced(browser: Any, tmp_path: Path) -> No
 def _docs_screenshot(path: str = "docs/serve.png") -> None:
     """The README's picture of the play page: mid-match (hand 2, a discard to choose).
 
-    ``python tests/hgin_env/apps/test_browser.py`` writes it, from the repository root.
+    ``python -m tests.hgin_env.apps.test_browser`` writes it, from the repository root.
     """
     from hgin_env.apps.serve import create_app
     from hgin_env.envs.opponents import load_agent
