@@ -1,7 +1,7 @@
 """Round-robin tournament of agents over full Hollywood matches: the command line.
 
     hgin evaluate --agents random simple strong [ckpt:PATH ...]   (or python evaluate.py)
-        [--matches N] [--rules friendly] [--seed S] [--batch-size B]
+        [--matches N] [--rules friendly] [--seed S] [--batch-size B] [--workers N]
         [--json FILE|DIR] [--csv FILE|DIR] [--plot FILE.{png,svg,pdf}|DIR]
         [--record FILE.jsonl[.gz]|DIR]
 
@@ -51,8 +51,9 @@ heatmap (--plot):
   the seed.  The extension picks the format: .png (raster, 150 dpi), .svg or
   .pdf (vector, for papers).
 
-results do not depend on --batch-size: every match draws its random choices
-from its own generator, derived from the seed and the match's index.
+results do not depend on --batch-size or --workers: every match draws its
+random choices from its own generator, derived from the seed and the match's
+index, and the workers' matches are put back in order.
 
 exit codes:
   0 done, 1 an output could not be written, 2 bad arguments, 130 Ctrl-C,
@@ -111,6 +112,14 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     parser.add_argument("--no-duplicate", action="store_true",
                         help="independent deals instead of seat-swapped pairs")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--workers", type=_int_at_least(0, "a non-negative integer"), default=0,
+                        metavar="N",
+                        help="play the matches on N Ray worker processes (the ray extra: "
+                             "pip install 'hgin[ray]'); 0, the default, plays them here. The "
+                             "results and records are the same for every N")
+    parser.add_argument("--address", metavar="ADDR",
+                        help="with --workers: join the Ray cluster at ADDR ('auto' or "
+                             "HOST:PORT) instead of starting a local Ray on this machine")
     return parser
 
 
@@ -164,6 +173,15 @@ def _run(argv: Sequence[str] | None, prog: str) -> int:
         outputs = check_outputs(args)
     except ValueError as exc:
         parser.error(str(exc))
+    if args.address is not None and not args.workers:
+        parser.error("--address joins a Ray cluster for --workers: give --workers N too")
+    if args.workers:
+        from agents.evaluation.cluster import require_ray
+
+        try:
+            require_ray("--workers")
+        except ValueError as exc:
+            parser.error(str(exc))
 
     from agents import make_agent
     from agents.evaluation.tournament import run_tournament
@@ -175,6 +193,13 @@ def _run(argv: Sequence[str] | None, prog: str) -> int:
         agents = [make_agent(spec, seed=args.seed, rules=rules) for spec in args.agents]
     except (ValueError, OSError) as exc:
         parser.error(str(exc))
+    if args.workers:  # join (or start) Ray now: a wrong address fails before any match
+        from agents.evaluation.cluster import check_capacity, connect
+
+        try:
+            check_capacity(connect(args.address, "--workers"), args.workers)
+        except ValueError as exc:
+            parser.error(str(exc))
     recording = outputs.pop("record", None)
     try:
         writer = None if recording is None else RecordWriter(recording)
@@ -182,10 +207,13 @@ def _run(argv: Sequence[str] | None, prog: str) -> int:
         print(f"{prog}: could not write {recording}: {exc}", file=sys.stderr)
         return 1
     try:
-        result = run_tournament(agents, args.matches, args.rules, args.seed,
-                                duplicate=not args.no_duplicate, progress=not args.no_progress,
-                                batch_size=args.batch_size, names=names,
-                                record=None if writer is None else writer.write)
+        # Workers build their agents from the specs (an agent object may hold what
+        # cannot travel, such as a text agent's program); here they were built to check them.
+        result = run_tournament(list(args.agents) if args.workers else agents, args.matches,
+                                args.rules, args.seed, duplicate=not args.no_duplicate,
+                                progress=not args.no_progress, batch_size=args.batch_size,
+                                names=names, record=None if writer is None else writer.write,
+                                workers=args.workers, address=args.address)
     finally:
         if writer is not None:
             writer.close()

@@ -35,6 +35,7 @@ import numpy as np
 from agents import make_agent
 from agents.base import Agent
 from agents.evaluation.arena import MatchStats, play_matches
+from agents.evaluation.cluster import check_workers
 from agents.evaluation.stats import elo_from_pairs
 from hgin_env.records.format import make_record
 from hgin_env.rules import Rules, load_rules
@@ -473,6 +474,8 @@ def run_tournament(
     batch_size: int | None = None,
     names: Sequence[str] | None = None,
     record: Callable[[dict[str, Any]], None] | None = None,
+    workers: int = 0,
+    address: str | None = None,
 ) -> TournamentResult:
     """Round robin of ``agent_specs`` (spec strings or agent objects).
 
@@ -484,17 +487,23 @@ def run_tournament(
     the spec strings, or the agents' ``name``, made unique).  ``record``
     (optional) is called with every match's record
     (:func:`hgin_env.records.make_record`), numbered across the tournament,
-    e.g. a :class:`~hgin_env.records.RecordWriter`'s ``write``.
+    e.g. a :class:`~hgin_env.records.RecordWriter`'s ``write``.  ``workers`` (> 0)
+    spreads the matches over that many Ray actors (:mod:`agents.evaluation.distributed`;
+    the ``ray`` extra), on the cluster at ``address`` or a local Ray; the results,
+    records included, are the same for every number of workers.
     """
     if len(agent_specs) < 2:
         raise ValueError("a tournament needs at least two agents")
     if isinstance(matches, bool) or not isinstance(matches, int | np.integer) or matches < 1:
         raise ValueError(f"matches must be a positive integer, got {matches!r}")
+    workers = check_workers(workers)
     rules_obj = load_rules(rules)
     rules_name = rules if isinstance(rules, str) else ("friendly" if rules is None else "custom")
     names = unique_names(list(names) if names is not None else agent_specs)
     if len(names) != len(agent_specs):
         raise ValueError("names must match agent_specs one to one")
+    # Built here even when workers play (each builds its own): a bad spec fails now, in
+    # one line, before any worker starts.
     agents = [make_agent(spec, seed=seed, rules=rules_obj) for spec in agent_specs]
     per_pair = matches + (matches % 2 if duplicate else 0)
     pairings = list(combinations(range(len(agents)), 2))
@@ -504,27 +513,39 @@ def run_tournament(
     bar, update = _progress_bar(total) if progress is True else (None, None)
     if bar is not None:
         bar.start()
+    keepers = []
+    for k, (i, j) in enumerate(pairings):
+        keepers.append(None if record is None else record_keeper(
+            record, (names[i], names[j]), rules_obj, str(rules_name),
+            {"tournament_seed": seed, "duplicate": duplicate}, first=k * per_pair))
+
+    def report(pairing: int, done: int) -> None:
+        i, j = pairings[pairing]
+        if update is not None:
+            update(pairing * per_pair + done, f"{names[i]} vs {names[j]}")
+        elif callable(progress):
+            progress(pairing * per_pair + done, total)
+
     try:
-        done_before = 0
-        for i, j in pairings:
-            label = f"{names[i]} vs {names[j]}"
+        if workers:
+            from agents.evaluation.distributed import play_pairings
 
-            def report(k: int, offset: int = done_before, label: str = label) -> None:
-                if update is not None:
-                    update(offset + k, label)
-                elif callable(progress):
-                    progress(offset + k, total)
-
-            keep = None
-            if record is not None:
-                keep = record_keeper(record, (names[i], names[j]), rules_obj, str(rules_name),
-                                      {"tournament_seed": seed, "duplicate": duplicate},
-                                      first=done_before)
             t0 = time.perf_counter()
-            stats = play_matches(agents[i], agents[j], matches, rules_obj, seed, duplicate,
-                                 progress=report, batch_size=batch_size, record=keep)
-            result.pairs.append(PairResult(names[i], names[j], stats, time.perf_counter() - t0))
-            done_before += stats.num_matches
+            all_stats = play_pairings(
+                agent_specs, pairings, matches, rules_obj, seed, duplicate, workers, address,
+                batch_size, report,
+                None if record is None else lambda k, game: keepers[k](game))  # type: ignore[misc]
+            share = (time.perf_counter() - t0) / len(pairings)
+            for (i, j), stats in zip(pairings, all_stats, strict=True):
+                result.pairs.append(PairResult(names[i], names[j], stats, share))
+        else:
+            for k, (i, j) in enumerate(pairings):
+                t0 = time.perf_counter()
+                stats = play_matches(agents[i], agents[j], matches, rules_obj, seed, duplicate,
+                                     progress=lambda done, k=k: report(k, done),
+                                     batch_size=batch_size, record=keepers[k])
+                result.pairs.append(PairResult(names[i], names[j], stats,
+                                               time.perf_counter() - t0))
     finally:
         if bar is not None:
             bar.stop()

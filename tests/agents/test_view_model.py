@@ -1,4 +1,4 @@
-"""The observation decoder (agents/view.py) and the network's features (agents/model.py)
+"""The observation decoder (agents/features.py) and the network's features (agents/model.py)
 read the observation through ``observation.LAYOUT``'s scales; these tests pin their
 outputs to what they were before (digests recorded from the code that hard-wired the
 divisors) and check the decoded values against the engine's own state."""

@@ -1,0 +1,80 @@
+"""Joining or starting Ray, for work spread over processes and machines.
+
+Ray is an optional extra (``pip install 'hgin[ray]'``): nothing here imports it until a
+caller asks for workers, and asking without it is one ``ValueError`` that names the
+extra.  :func:`connect` joins a running cluster (``address="auto"`` or
+``"HOST:PORT"``) or starts a local one with this machine's cores, listening on
+127.0.0.1 only; :func:`check_workers` is the one check of a ``--workers`` value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["RAY_EXTRA", "check_capacity", "check_workers", "connect", "require_ray"]
+
+#: How to install what distributed work needs.
+RAY_EXTRA = "pip install 'hgin[ray]'"
+
+
+def require_ray(what: str) -> Any:
+    """The ``ray`` module, or a ``ValueError`` saying that ``what`` needs the extra."""
+    try:
+        import ray
+    except ImportError:
+        raise ValueError(f"{what} needs Ray, which is not installed: {RAY_EXTRA}") from None
+    return ray
+
+
+def check_workers(workers: Any) -> int:
+    """``workers`` as a count of worker processes (0: everything in this process)."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+        raise ValueError(f"workers must be a non-negative integer, got {workers!r}")
+    return int(workers)
+
+
+def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
+    """Refuse at once a ``HOST:PORT`` where no one answers: Ray itself would retry for
+    minutes before giving up."""
+    import socket
+
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise ValueError(f"address must be 'auto' or HOST:PORT, got {address!r}")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):
+            pass
+    except OSError as exc:
+        raise ValueError(f"cannot join the Ray cluster at {address!r}: nothing answers "
+                         f"there ({exc})") from None
+
+
+def connect(address: str | None, what: str) -> Any:
+    """Ray, initialised: the cluster at ``address`` (``"auto"``, ``"HOST:PORT"``), or with
+    ``None`` a local Ray on this machine's cores.  Already initialised: used as it is."""
+    ray = require_ray(what)
+    if ray.is_initialized():
+        return ray
+    if address is not None and (not isinstance(address, str) or not address.strip()):
+        raise ValueError(f"address must be 'auto' or HOST:PORT, got {address!r}")
+    if address is not None and address.strip() != "auto":
+        _check_reachable(address.strip())
+    options: dict[str, Any] = {"include_dashboard": False, "configure_logging": False,
+                               "log_to_driver": False}
+    try:
+        if address is None:
+            ray.init(**options)
+        else:
+            ray.init(address=address.strip(), **options)
+    except ConnectionError as exc:
+        raise ValueError(f"cannot join the Ray cluster at {address!r}: {exc}") from None
+    return ray
+
+
+def check_capacity(ray: Any, workers: int) -> None:
+    """Refuse more one-CPU workers than the cluster has CPUs: an actor that cannot be
+    placed would leave the work waiting for ever."""
+    cpus = int(ray.cluster_resources().get("CPU", 0))
+    if workers > cpus:
+        raise ValueError(f"{workers} workers need {workers} CPUs, and the Ray cluster has "
+                         f"{cpus}: ask for at most {cpus} workers")

@@ -1,0 +1,165 @@
+"""Tournaments on Ray actors (``workers=N``): the same results and records as in one
+process, for every N; clear one-line errors without Ray or with a bad address; and every
+process the local Ray started is gone afterwards.
+
+One local Ray serves the whole module (starting one costs seconds on two cores).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agents.evaluation.cluster import check_workers, require_ray
+from agents.evaluation.distributed import chunks_for
+from agents.evaluation.tournament import run_tournament
+from tests.helpers.paths import ROOT
+
+ray = pytest.importorskip("ray", reason="needs Ray: pip install 'hgin[ray]'")
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every live process below ``pid``, read from /proc (no psutil needed)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry.name))
+    out, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in out:
+                out.add(child)
+                todo.append(child)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.fixture(scope="module")
+def local_ray() -> Iterator[Any]:
+    before = _descendants(os.getpid())
+    ray.init(num_cpus=2, include_dashboard=False, configure_logging=False,
+             log_to_driver=False)
+    started = _descendants(os.getpid()) - before
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+        for pid in started:  # anything ray.shutdown left behind is stopped by its id
+            if _alive(pid):
+                try:
+                    os.kill(pid, 9)
+                except ProcessLookupError:
+                    pass
+        left = [pid for pid in started if _alive(pid)]
+        assert left == [], f"Ray processes still running: {left}"
+
+
+def _summary(result: Any, records: list[dict[str, Any]]) -> Any:
+    pairs = [(p.a, p.b, {k: v for k, v in result.pair(p.a, p.b).items() if k != "seconds"})
+             for p in result.pairs]
+    lines = [json.dumps({k: v for k, v in r.items() if k != "hgin"}, sort_keys=True)
+             for r in records]
+    return pairs, result.elo, lines
+
+
+def _tournament(workers: int, batch_size: int | None = None, duplicate: bool = True) -> Any:
+    records: list[dict[str, Any]] = []
+    result = run_tournament(["random", "simple", "strong"], matches=6, rules="classic",
+                            seed=4, duplicate=duplicate, record=records.append,
+                            workers=workers, batch_size=batch_size)
+    return _summary(result, records)
+
+
+def test_results_and_records_are_the_same_for_every_number_of_workers(local_ray: Any) -> None:
+    here = _tournament(0)
+    assert len(here[2]) == 18
+    for workers, batch in ((1, None), (2, None), (2, 2), (1, 4)):
+        assert _tournament(workers, batch) == here, (workers, batch)
+    assert _tournament(2, duplicate=False) == _tournament(0, duplicate=False)
+
+
+def test_progress_reaches_the_total_once_in_order(local_ray: Any) -> None:
+    seen: list[tuple[int, int]] = []
+    run_tournament(["random", "simple"], matches=8, seed=1, workers=2,
+                   progress=lambda done, total: seen.append((done, total)))
+    done = [d for d, _ in seen]
+    assert done == sorted(done) and done[-1] == 8 and {t for _, t in seen} == {8}
+
+
+def test_chunks_cover_every_pair_once() -> None:
+    for matches, duplicate, workers, batch in ((7, True, 2, None), (5, False, 3, 2),
+                                               (1, True, 4, None)):
+        jobs = chunks_for(3, matches, 9, duplicate, workers, batch)
+        for pairing in range(3):
+            units = [s for p, _, seeds in jobs if p == pairing for s in seeds.tolist()]
+            unit = 2 if duplicate else 1
+            assert len(units) == -(-matches // unit) and len(set(units)) == len(units)
+
+
+def test_bad_worker_counts_and_addresses_are_one_line_errors() -> None:
+    for bad in (-1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="workers must be a non-negative integer"):
+            check_workers(bad)
+    with pytest.raises(ValueError, match="workers must be"):
+        run_tournament(["random", "simple"], matches=2, workers=-2)
+
+
+def test_more_workers_than_cpus_is_refused_not_left_waiting(local_ray: Any) -> None:
+    with pytest.raises(ValueError, match="at most 2 workers"):
+        run_tournament(["random", "simple"], matches=2, workers=3)
+
+
+def test_without_ray_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray now fails
+    with pytest.raises(ValueError, match=r"pip install 'hgin\[ray\]'"):
+        require_ray("--workers")
+
+
+def _hgin(*args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "agents.cli", *args], capture_output=True,
+                          text=True, env=env, cwd=ROOT, timeout=timeout)
+
+
+def test_hgin_evaluate_with_workers_prints_the_in_process_table(tmp_path: Path) -> None:
+    common = ["evaluate", "--agents", "random", "simple", "--matches", "4", "--no-progress"]
+    here = _hgin(*common, "--json", str(tmp_path / "here.json"))
+    there = _hgin(*common, "--workers", "2", "--json", str(tmp_path / "there.json"))
+    assert here.returncode == there.returncode == 0, there.stderr
+    drop = {"seconds", "elapsed_s", "pair_seconds"}
+
+    def load(name: str) -> Any:
+        data = json.loads((tmp_path / name).read_text())
+        return json.loads(json.dumps(data), object_hook=lambda d: {k: v for k, v in d.items()
+                                                                   if k not in drop})
+    assert load("here.json") == load("there.json")
+
+
+def test_hgin_evaluate_address_needs_workers_and_a_cluster() -> None:
+    alone = _hgin("evaluate", "--agents", "random", "simple", "--address", "auto")
+    assert alone.returncode == 2 and "--workers" in alone.stderr.splitlines()[-1]
+    nowhere = _hgin("evaluate", "--agents", "random", "simple", "--matches", "2",
+                    "--workers", "1", "--address", "127.0.0.1:9", "--no-progress",
+                    timeout=200)
+    assert nowhere.returncode == 2
+    assert "Traceback" not in nowhere.stderr
+    assert "127.0.0.1:9" in nowhere.stderr.splitlines()[-1]
