@@ -667,9 +667,9 @@ class SearchAgent:
         live = np.ones(game.num_games, bool)
         actions = first
         while True:
-            before = game.sheets.scores.sum(axis=2)
+            before = game.scores.sum(axis=2)
             rewards, info = game.step(actions, active=live)
-            after = game.sheets.scores.sum(axis=2)
+            after = game.scores.sum(axis=2)
             gained = (after - before).astype(np.float64)
             value += np.where(live, rewards[:, 0]
                               + self.config.points_coef * (gained[:, 0] - gained[:, 1]) / scale, 0)

@@ -209,7 +209,7 @@ def posted_points(game: VectorGame, before: np.ndarray, info: dict[str, np.ndarr
     ``before`` is each seat's sheet total (B, 2) before the step; finished
     matches were reset by the step, their last sheet is in ``final_scores``.
     """
-    after = game.sheets.scores.sum(axis=2)
+    after = game.scores.sum(axis=2)
     # A match cut off at the match bound was reset by the step too (never in real play).
     over = info["match_over"] | info["truncated"]
     if over.any():
@@ -337,7 +337,7 @@ class RolloutCollector:
                     actions[r] = agents[u].act(
                         {"observation": obs[r], "action_mask": mask[r]}, rng=self.rng)
             movers[t] = mover
-            before = game.sheets.scores.sum(axis=2) if points_coef else None
+            before = game.scores.sum(axis=2) if points_coef else None
             rew, info = game.step(actions)
             if before is not None:
                 rew = rew + points_coef * posted_points(game, before, info, self.points_scale)

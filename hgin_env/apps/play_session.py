@@ -314,4 +314,5 @@ class PlaySession:
         """The match so far as a match record (docs/records.md), finished or in progress."""
         match = self.recorder.so_far()
         return make_record(0, match, self.rules, self.agents, self.profile,
-                           context={"source": "hgin_env.apps.serve", "human_seat": self.seat})
+                           # "hgin_env.serve": the name records have always carried
+                           context={"source": "hgin_env.serve", "human_seat": self.seat})

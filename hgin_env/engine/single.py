@@ -33,7 +33,7 @@ from hgin_env.engine.hand import (
     resolve_knocks,
     restart,
 )
-from hgin_env.engine.vector import reset_arguments
+from hgin_env.engine.vector import copy_record, reset_arguments
 from hgin_env.hollywood import Sheet, SheetBatch
 from hgin_env.int_melds import discard_table, min_deadwood
 from hgin_env.obs_bytes import (
@@ -443,12 +443,13 @@ del _name
 class SingleGameArrays:
     """A :class:`SingleGame` seen through the ``VectorGame`` attribute layout (one game).
 
-    Each state array (:data:`hgin_env.state.FIELDS`) is read from the synced
-    state when asked for, so a view kept across steps stays current: enough of
-    ``VectorGame`` for the renderer, the terminal game and ``encode``.
+    Each array is read from the synced state when asked for, and is a new
+    array (a copy of the game's, or computed): the game writes its own in
+    place, so what a caller keeps never changes after a step, while the view
+    itself stays current.  Enough of ``VectorGame`` for the renderer, the
+    terminal game and ``encode``.
     """
 
-    _FROM_GAME = frozenset({"rules", "sheets", "last_match", "last_hand", "state_dict"})
     _FROM_STATE = frozenset({"stock_size", "top_discard", "sheet"})
 
     def __init__(self, game: SingleGame) -> None:
@@ -456,18 +457,26 @@ class SingleGameArrays:
         self.num_games = 1
 
     def __getattr__(self, name: str) -> Any:
+        # ``self._g`` only in the branches: an unpickled view asks for names (such as
+        # ``__setstate__``) before ``_g`` is set.
         if name in FIELD_NAMES:
             return getattr(self._g.state, name).copy()
-        if name in self._FROM_GAME:
+        if name in ("rules", "state_dict"):  # immutable rules; state_dict() copies
             return getattr(self._g, name)
-        if name in self._FROM_STATE:
+        if name in ("sheets", "last_match"):
+            return getattr(self._g, name).copy()
+        if name == "last_hand":
+            return copy_record(self._g.last_hand)
+        if name in self._FROM_STATE:  # stock_size, top_discard() and sheet() build new arrays
             return getattr(self._g.state, name)
         if name in ("scores", "wins", "column_winner"):
-            return getattr(self._g.sheets, name)
+            return getattr(self._g.sheets, name).copy()
         raise AttributeError(name)
 
     def legal_action_mask(self) -> np.ndarray:
+        """(1, 108) int8, a new array."""
         return self._g.legal_action_mask()[None, :]
 
     def observe(self, player: int | None = None) -> dict[str, np.ndarray]:
+        """``VectorGame.observe`` of the one game: new (1, OBS_DIM) and (1, 108) arrays."""
         return {key: value[None, :] for key, value in self._g.observe(player).items()}

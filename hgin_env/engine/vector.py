@@ -11,6 +11,7 @@ the one-game fast path :class:`~hgin_env.engine.single.SingleGame`.
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any
 
 import numpy as np
@@ -45,6 +46,7 @@ __all__ = [
     "VectorGame",
     "check_dealers",
     "check_decks",
+    "copy_record",
     "game_seeds",
     "legal_mask",
     "random_dealers",
@@ -60,20 +62,40 @@ def _bits(cards: np.ndarray) -> np.ndarray:
     return _ONE << cards.astype(_U64)
 
 
-def _state_view(name: str) -> property:
-    def get(self: VectorGame) -> np.ndarray:
-        return getattr(self.state, name)
+def _frozen_copy(array: np.ndarray) -> np.ndarray:
+    """A read-only copy: it never changes after a later step, and a write into it (which
+    would change nothing in the game) fails loudly instead of silently."""
+    out = array.copy()
+    out.flags.writeable = False
+    return out
 
-    return property(get, doc=f"``state.{name}`` (see :data:`hgin_env.state.FIELDS`)")
+
+def _state_copy(name: str) -> property:
+    # A copy: the engine writes these arrays in place every step, so a view would change
+    # under the caller.  Internal code reads ``self.state`` and pays for no copy.
+    def get(self: VectorGame) -> np.ndarray:
+        return _frozen_copy(getattr(self.state, name))
+
+    return property(get, doc=f"A copy of ``state.{name}`` (see :data:`hgin_env.state.FIELDS`)")
+
+
+def copy_record(record: HandRecord) -> HandRecord:
+    """A copy of every array of ``record``, which the engine goes on writing in place."""
+    return HandRecord(**{f.name: getattr(record, f.name).copy() for f in fields(record)})
 
 
 class VectorGame:
     """B independent Hollywood matches stepped together.
 
-    ``state`` is the whole game (:class:`~hgin_env.state.GameState`); its
-    arrays are also readable as attributes (``game.hands``, ``game.phase``
-    …), read-only by convention.  ``last_hand`` and ``last_match`` keep the
-    last finished hand and match of each game for display.
+    ``state`` is the whole game (:class:`~hgin_env.state.GameState`), live: the
+    engine writes its arrays in place.  Every array the engine hands out
+    (the state fields as attributes, ``game.hands``, ``game.phase`` … as read-only copies,
+    ``sheets``, ``scores``, ``last_hand``, ``last_match``, the legal mask,
+    ``observe`` and ``step``'s results) never changes after later steps or
+    resets: a copy, or a read-only array the engine replaces instead of
+    writing into it (the legal mask).  To change the game, write ``state``.
+    ``last_hand`` and ``last_match`` keep the last finished hand and match of
+    each game for display.
 
     With ``autoreset=True`` (the default) a finished match is replaced by a
     fresh one in the same step; ``last_match`` keeps its final sheet.  With
@@ -104,11 +126,12 @@ class VectorGame:
         self.autoreset = bool(autoreset)
         self.state = GameState.zeros(int(num_games), self.rules)
         self.state.seeds[:] = game_seeds(seed, self.num_games)
-        #: The sheet of each game's last finished match (kept through the autoreset).
-        self.last_match = SheetBatch.new(self.num_games, self.rules)
-        self.last_hand = HandRecord.empty(self.num_games)
+        # The sheet of each game's last finished match (kept through the autoreset) and
+        # its last finished hand: written in place by the engine, handed out as copies.
+        self._last_match = SheetBatch.new(self.num_games, self.rules)
+        self._last_hand = HandRecord.empty(self.num_games)
         self._mask: np.ndarray | None = None
-        self.reset(seed=None if seed is None else self.seeds)
+        self.reset(seed=None if seed is None else self.state.seeds)
 
     @classmethod
     def from_state(
@@ -123,10 +146,26 @@ class VectorGame:
         game.reward_mode = reward
         game.autoreset = bool(autoreset)
         game.state = state.clone()
-        game.last_match = SheetBatch.new(state.num_games, state.rules)
-        game.last_hand = HandRecord.empty(state.num_games)
+        game._last_match = SheetBatch.new(state.num_games, state.rules)
+        game._last_hand = HandRecord.empty(state.num_games)
         game._mask = None
         return game
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The pickle keeps its old keys (``last_hand``, ``last_match``); the legal mask
+        is left out (it is derived from the state, and must stay read-only)."""
+        data = dict(self.__dict__)
+        data["last_hand"] = data.pop("_last_hand")
+        data["last_match"] = data.pop("_last_match")
+        data["_mask"] = None
+        return data
+
+    def __setstate__(self, data: dict[str, Any]) -> None:
+        data = dict(data)
+        data["_last_hand"] = data.pop("last_hand")
+        data["_last_match"] = data.pop("last_match")
+        data["_mask"] = None  # an old pickle's mask would come back writable
+        self.__dict__.update(data)
 
     # ------------------------------------------------------------------ views
     @property
@@ -135,23 +174,39 @@ class VectorGame:
 
     @property
     def sheets(self) -> SheetBatch:
-        return self.state.sheets
+        """A copy of the score sheets (the engine posts to its own in place)."""
+        return self.state.sheets.copy()
+
+    @property
+    def last_match(self) -> SheetBatch:
+        """A copy of the sheet of each game's last finished match (kept through the
+        autoreset; the engine writes its own in place)."""
+        return self._last_match.copy()
+
+    @property
+    def last_hand(self) -> HandRecord:
+        """A copy of each game's last finished hand (the engine writes its own in place)."""
+        return copy_record(self._last_hand)
 
     @property
     def stock_size(self) -> np.ndarray:
+        """(B,) cards left in the stock (a new array)."""
         return self.state.stock_size
 
     @property
     def scores(self) -> np.ndarray:
-        return self.state.sheets.scores
+        """A read-only copy of ``sheets.scores``: cheaper than ``sheets`` for the scores."""
+        return _frozen_copy(self.state.sheets.scores)
 
     @property
     def wins(self) -> np.ndarray:
-        return self.state.sheets.wins
+        """A read-only copy of ``sheets.wins``."""
+        return _frozen_copy(self.state.sheets.wins)
 
     @property
     def column_winner(self) -> np.ndarray:
-        return self.state.sheets.column_winner
+        """A read-only copy of ``sheets.column_winner``."""
+        return _frozen_copy(self.state.sheets.column_winner)
 
     @property
     def truncated(self) -> np.ndarray:
@@ -169,8 +224,8 @@ class VectorGame:
     def clone(self) -> VectorGame:
         """An independent copy of the engine (state, records and settings)."""
         game = VectorGame.from_state(self.state, self.reward_mode, self.autoreset)
-        game.last_match = self.last_match.copy()
-        game.last_hand = self.last_hand.take(np.arange(self.num_games))
+        game._last_match = self._last_match.copy()
+        game._last_hand = copy_record(self._last_hand)
         return game
 
     # ------------------------------------------------------------------ reset
@@ -192,13 +247,13 @@ class VectorGame:
         """
         b = self.num_games
         if seed is None and decks is None and dealer is None and self.state.deal_number.max() > 0:
-            self.last_match.reset_rows(np.arange(b))
-            self.last_hand = HandRecord.empty(b)
+            self._last_match.reset_rows(np.arange(b))
+            self._last_hand = HandRecord.empty(b)
             self.reset_games(np.arange(b))
             return
-        restart(self.state, *reset_arguments(self.seeds, seed, decks, dealer))
-        self.last_match.reset_rows(np.arange(b))
-        self.last_hand = HandRecord.empty(b)
+        restart(self.state, *reset_arguments(self.state.seeds, seed, decks, dealer))
+        self._last_match.reset_rows(np.arange(b))
+        self._last_hand = HandRecord.empty(b)
         self._mask = None
 
     def reset_games(self, rows: np.ndarray | list[int]) -> None:
@@ -218,12 +273,20 @@ class VectorGame:
         """(B, 108) int8: 1 exactly for the legal actions of the player to move.
 
         Read-only: the engine checks actions against this same array, so it
-        must not be changed by callers (copy it to edit).
+        must not be changed by callers (copy it to edit).  It never changes
+        either: a step or reset builds a new one.
         """
-        if self._mask is None:
-            self._mask = legal_mask(self.state)
-            self._mask.flags.writeable = False
-        return self._mask
+        return self._legal()
+
+    def _legal(self) -> np.ndarray:
+        """The cached mask: a read-only view of a read-only array, so that a caller
+        cannot make it writable again (numpy refuses while the base is read-only)."""
+        mask = self._mask
+        if mask is None:
+            base = legal_mask(self.state)
+            base.flags.writeable = False
+            mask = self._mask = base.view()
+        return mask
 
     # ------------------------------------------------------------------ step
     def step(
@@ -235,6 +298,7 @@ class VectorGame:
         arrays describing the hands and matches this step ended.  ``active``
         (B,) bool, optional, steps only those games (the others' actions are
         ignored).  An illegal action raises ``ValueError`` and changes nothing.
+        Both are new arrays, the caller's to keep.
         """
         acts = self._check_actions(actions, active)
         st = self.state
@@ -294,12 +358,12 @@ class VectorGame:
             # The knock discard goes face down; it joins the pile only to keep
             # all 52 cards accounted for until the next deal.
             self._put_on_pile(g, p, acts[g] - A.KNOCK)
-            outcomes.append(resolve_knocks(st, self.last_hand, g, p))
+            outcomes.append(resolve_knocks(st, self._last_hand, g, p))
         if big.size:
-            outcomes.append(resolve_big_gins(st, self.last_hand, big, player[big]))
+            outcomes.append(resolve_big_gins(st, self._last_hand, big, player[big]))
         outcome = HandOutcome.join(outcomes)
         if dead.size or outcome is not None:
-            end_hands(st, dead, outcome, record=self.last_hand, last_match=self.last_match,
+            end_hands(st, dead, outcome, record=self._last_hand, last_match=self._last_match,
                       reward_mode=self.reward_mode, autoreset=self.autoreset,
                       rewards=rewards, info=info)
         self._mask = None
@@ -326,14 +390,14 @@ class VectorGame:
         if active is not None:
             in_range |= ~active
         legal = in_range.copy()
-        mask = self.legal_action_mask()
+        mask = self._legal()
         check = np.flatnonzero(in_range & (acts >= 0))
         legal[check] = mask[check, acts[check]] == 1
         if not legal.all():
             i = int(np.flatnonzero(~legal)[0])
             a = int(given[i])
             allowed = np.flatnonzero(mask[i]).tolist()
-            phase, player = int(self.phase[i]), int(self.current_player[i])
+            phase, player = int(self.state.phase[i]), int(self.state.current_player[i])
             raise ValueError(f"game {i}: " + A.illegal_message(a, phase, player, allowed))
         return acts
 
@@ -349,21 +413,26 @@ class VectorGame:
 
     # ------------------------------------------------------------------ observe
     def observe(self, player: int | None = None) -> dict[str, np.ndarray]:
-        """Observation and action mask for the mover of each game, or for one seat."""
+        """Observation and action mask for the mover of each game, or for one seat.
+
+        The observation is a new array; the mask is :meth:`legal_action_mask`'s
+        read-only one for the movers, a new array for one seat.
+        """
         from hgin_env.observation import encode
 
-        mask = self.legal_action_mask()
+        st = self.state
+        mask = self._legal()
         if player is None:
-            seats = self.current_player.astype(np.int64)
+            seats = st.current_player.astype(np.int64)
             action_mask = mask
         else:
             if player not in (0, 1):
                 raise ValueError(f"player must be 0, 1 or None, got {player!r}")
             seats = np.full(self.num_games, player, np.int64)
-            action_mask = np.where((self.current_player == player)[:, None], mask, 0).astype(
+            action_mask = np.where((st.current_player == player)[:, None], mask, 0).astype(
                 np.int8
             )
-        return {"observation": encode(self, seats), "action_mask": action_mask}
+        return {"observation": encode(st, seats), "action_mask": action_mask}
 
     # ------------------------------------------------------------------ state
     def state_dict(self) -> dict[str, np.ndarray]:
@@ -386,7 +455,7 @@ class VectorGame:
 
 
 for _name in FIELD_NAMES:
-    setattr(VectorGame, _name, _state_view(_name))
+    setattr(VectorGame, _name, _state_copy(_name))
 del _name
 
 

@@ -457,7 +457,7 @@ class HollywoodGinVectorEnv(VectorEnv):
             return
         over = np.flatnonzero(match_over)
         # The finished matches wait in their final position (autoreset=False).
-        final_obs = encode(game, self.seats)
+        final_obs = encode(game.state, self.seats)
         for row in over:
             seat = int(self.seats[row])
             won = int(info["match_winner"][row]) == seat
@@ -477,7 +477,7 @@ class HollywoodGinVectorEnv(VectorEnv):
     def _observe(self) -> dict[str, np.ndarray]:
         game = self.game
         return {
-            "observation": encode(game, self.seats),
+            "observation": encode(game.state, self.seats),
             "action_mask": game.legal_action_mask().copy(),
         }
 

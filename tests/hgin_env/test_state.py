@@ -40,8 +40,9 @@ def test_field_list_is_the_one_source() -> None:
     keys = set(game.state_dict())
     assert {f.name for f in FIELDS} <= keys
     assert {k for k in keys if not k.startswith("sheet_")} == set(FIELD_NAMES)
-    for name in FIELD_NAMES:  # the engine's attributes are the state's arrays
-        assert getattr(game, name) is getattr(game.state, name)
+    for name in FIELD_NAMES:  # the engine's attributes are copies of the state's arrays
+        assert getattr(game, name) is not getattr(game.state, name)
+        np.testing.assert_array_equal(getattr(game, name), getattr(game.state, name))
     assert SingleGame(seed=0).state.to_dict().keys() == keys
 
 

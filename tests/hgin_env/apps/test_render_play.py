@@ -96,11 +96,12 @@ def test_table_hides_the_opponent_hand_but_shows_known_cards() -> None:
     assert "Discard pile: empty   Stock" in spectator and "(empty)" not in spectator
 
 
-def test_dead_hand_and_empty_showdown_text() -> None:
+def test_dead_hand_and_empty_showdown_text(monkeypatch: pytest.MonkeyPatch) -> None:
     game = VectorGame(1, "friendly", seed=0)
     assert R.showdown_text(game) == "No hand has finished yet."
-    game.last_hand.valid[0] = True
-    game.last_hand.dead[0] = True
+    record = game.last_hand  # a copy: the engine's own record is not written here
+    record.valid[0] = record.dead[0] = True
+    monkeypatch.setattr(VectorGame, "last_hand", property(lambda self: record))
     assert R.showdown_text(game).startswith("Dead hand")
 
 

@@ -225,22 +225,22 @@ def test_invariant_checker_catches_corruption() -> None:
         game.load_state_dict(good)
 
     def dup(g):  # a stock card also in a hand
-        g.hands[1, 0] |= np.uint64(1) << np.uint64(int(g.deck[1, 30]))
+        g.state.hands[1, 0] |= np.uint64(1) << np.uint64(int(g.deck[1, 30]))
 
     def lose(g):
-        g.hands[2, 1] &= g.hands[2, 1] - np.uint64(1)
+        g.state.hands[2, 1] &= g.state.hands[2, 1] - np.uint64(1)
 
     def pile(g):
-        g.pile_mask[0] = 0
+        g.state.pile_mask[0] = 0
 
     def known(g):
-        g.known[3, 0] = ~g.hands[3, 0] & np.uint64((1 << 52) - 1)
+        g.state.known[3, 0] = ~g.state.hands[3, 0] & np.uint64((1 << 52) - 1)
 
     def score(g):
-        g.sheets.scores[0, 0, 0] = 120
+        g.state.sheets.scores[0, 0, 0] = 120
 
     def limit(g):
-        g.knock_limit[2] = 3
+        g.state.knock_limit[2] = 3
 
     for fn in (dup, lose, pile, known, score, limit):
         corrupt(fn)
