@@ -219,6 +219,11 @@ def _run(argv: Sequence[str] | None, prog: str) -> int:
             writer.close()
     if writer is not None:
         print(f"{prog}: wrote {recording} ({writer.count} matches)", file=sys.stderr)
+    if result.cluster:
+        c = result.cluster
+        print(f"{prog}: played on {c['workers']} Ray workers on {c['nodes']} node(s)"
+              + (f"; {c['replayed']} chunk(s) played again after a lost worker"
+                 if c["replayed"] else ""), file=sys.stderr)
     # The files first: a closed standard output (``| head``) must not lose them.
     writers = {"json": result.write_json, "csv": result.write_csv, "plot": result.plot}
     for option, path in outputs.items():

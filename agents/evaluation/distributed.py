@@ -12,7 +12,8 @@ are the in-process tournament's to the digit, for any number of workers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -56,14 +57,77 @@ class _MatchWorker:
         self.duplicate = duplicate
         self.record = record
 
-    def play(self, chunk: Chunk) -> tuple[MatchStats, list[dict[str, object]]]:
+    def play(self, chunk: Chunk) -> tuple[MatchStats, list[dict[str, object]], str]:
+        """The chunk's statistics, its recorded games, and the Ray node it ran on."""
+        import ray
+
         pairing, _, seeds = chunk
         i, j = self.pairings[pairing]
         unit = 2 if self.duplicate else 1
         arena = Arena(self.agents[i], self.agents[j], seeds.size * unit, self.rules, seeds,
                       self.duplicate, record=self.record)
         stats = arena.run()
-        return stats, arena.recorded()
+        return stats, arena.recorded(), str(ray.get_runtime_context().get_node_id())
+
+
+class _Pool:
+    """Actors playing jobs, each job on whichever actor is free; a job whose actor died
+    (its process killed, its node lost) is played again on a new actor.  A job is a pure
+    function of its seeds, so playing it again gives the same result."""
+
+    def __init__(self, ray: Any, make: Callable[[], Any], size: int,
+                 max_restarts: int) -> None:
+        self.ray = ray
+        self.make = make
+        self.idle = [make() for _ in range(size)]
+        self.actors = list(self.idle)
+        self.restarts_left = max_restarts
+        #: Jobs played again because their actor was lost.
+        self.replayed = 0
+
+    def run(self, jobs: Sequence[Chunk]) -> Iterator[tuple[Chunk, Any]]:
+        """``(job, result)`` in the jobs' order, as soon as each is known."""
+        ray = self.ray
+        todo = list(range(len(jobs)))[::-1]
+        flying: dict[Any, tuple[int, Any]] = {}
+        done: dict[int, Any] = {}
+        nxt = 0
+        while nxt < len(jobs):
+            while todo and self.idle:
+                index, actor = todo.pop(), self.idle.pop()
+                flying[actor.play.remote(jobs[index])] = (index, actor)
+            ready, _ = ray.wait(list(flying), num_returns=1)
+            index, actor = flying.pop(ready[0])
+            try:
+                done[index] = ray.get(ready[0])
+                self.idle.append(actor)
+            except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError) as exc:
+                if self.restarts_left <= 0:
+                    raise RuntimeError(f"tournament workers kept failing ({exc}); the "
+                                       "matches played so far are not reported") from None
+                self.restarts_left -= 1
+                self.replayed += 1
+                self._replace(actor)
+                todo.append(index)
+            while nxt in done:
+                yield jobs[nxt], done.pop(nxt)
+                nxt += 1
+
+    def _replace(self, dead: Any) -> None:
+        """A new actor for ``dead`` where a CPU is free (its node may be gone with it);
+        otherwise the others play on without it."""
+        self.actors.remove(dead)
+        if self.ray.available_resources().get("CPU", 0) >= 1 or not self.actors:
+            if not self.actors and self.ray.cluster_resources().get("CPU", 0) < 1:
+                raise RuntimeError("every tournament worker was lost, and the Ray cluster "
+                                   "has no CPU left to start another")
+            fresh = self.make()
+            self.actors.append(fresh)
+            self.idle.append(fresh)
+
+    def close(self) -> None:
+        for actor in self.actors:
+            self.ray.kill(actor)
 
 
 def play_pairings(
@@ -72,24 +136,34 @@ def play_pairings(
     batch_size: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     record: Callable[[int, dict[str, object]], None] | None = None,
+    max_restarts: int | None = None,
+    report: dict[str, int] | None = None,
 ) -> list[MatchStats]:
     """Each pairing's :class:`MatchStats`, played by ``workers`` Ray actors.
 
     ``progress(pairing, matches_done_in_it)`` follows the chunks as they come back, in
     order; ``record(pairing, game)`` gets each recorded game (engine part, its ``pair``
     numbered within the pairing) in match order, as ``play_matches`` hands them out.
+    A lost actor is replaced and its chunk played again, up to ``max_restarts`` times
+    (default: twice the workers) before the tournament stops with ``RuntimeError``.
+    ``report``, if given, receives ``workers``, ``nodes`` (the Ray nodes the chunks ran
+    on) and ``replayed`` (chunks played again after a lost worker).
     """
     ray = connect(address, "a tournament with workers")
     check_capacity(ray, workers)
-    actor = ray.remote(num_cpus=1)(_MatchWorker)
-    handles = [actor.remote(list(agent_specs), seed, rules, list(pairings), duplicate,
-                            record is not None) for _ in range(workers)]
-    pool = ray.util.ActorPool(handles)
+    actor = ray.remote(num_cpus=1, max_restarts=0)(_MatchWorker)
+    specs = list(agent_specs)
+
+    def make() -> Any:
+        return actor.remote(specs, seed, rules, list(pairings), duplicate, record is not None)
+
+    pool = _Pool(ray, make, workers, 2 * workers if max_restarts is None else max_restarts)
     jobs = chunks_for(len(pairings), matches, seed, duplicate, workers, batch_size)
     totals: list[MatchStats | None] = [None] * len(pairings)
+    nodes: set[str] = set()
     try:
-        for (pairing, start, _), (stats, games) in zip(
-                jobs, pool.map(lambda a, job: a.play.remote(job), jobs), strict=True):
+        for (pairing, start, _), (stats, games, node) in pool.run(jobs):
+            nodes.add(node)
             if record is not None:
                 for game in games:
                     record(pairing, {**game, "pair": start + int(game["pair"])})
@@ -98,6 +172,7 @@ def play_pairings(
             if progress is not None:
                 progress(pairing, int(totals[pairing].num_matches))  # type: ignore[union-attr]
     finally:  # the actors hold the agents (and a torch copy each): free them now
-        for handle in handles:
-            ray.kill(handle)
+        pool.close()
+    if report is not None:
+        report.update(workers=workers, nodes=len(nodes), replayed=pool.replayed)
     return [t for t in totals if t is not None]

@@ -117,6 +117,9 @@ class TournamentResult:
     pairs: list[PairResult] = field(default_factory=list)
     elo: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0
+    #: Where a tournament with workers ran: ``workers``, ``nodes``, ``replayed`` (empty
+    #: when it ran in this process).
+    cluster: dict[str, int] = field(default_factory=dict)
 
     def pair(self, a: str, b: str) -> dict[str, Any]:
         """Summary of ``a`` against ``b`` (either order)."""
@@ -519,7 +522,7 @@ def run_tournament(
             record, (names[i], names[j]), rules_obj, str(rules_name),
             {"tournament_seed": seed, "duplicate": duplicate}, first=k * per_pair))
 
-    def report(pairing: int, done: int) -> None:
+    def advance(pairing: int, done: int) -> None:
         i, j = pairings[pairing]
         if update is not None:
             update(pairing * per_pair + done, f"{names[i]} vs {names[j]}")
@@ -533,8 +536,9 @@ def run_tournament(
             t0 = time.perf_counter()
             all_stats = play_pairings(
                 agent_specs, pairings, matches, rules_obj, seed, duplicate, workers, address,
-                batch_size, report,
-                None if record is None else lambda k, game: keepers[k](game))  # type: ignore[misc]
+                batch_size, advance,
+                None if record is None else lambda k, game: keepers[k](game),  # type: ignore[misc]
+                report=result.cluster)
             share = (time.perf_counter() - t0) / len(pairings)
             for (i, j), stats in zip(pairings, all_stats, strict=True):
                 result.pairs.append(PairResult(names[i], names[j], stats, share))
@@ -542,7 +546,7 @@ def run_tournament(
             for k, (i, j) in enumerate(pairings):
                 t0 = time.perf_counter()
                 stats = play_matches(agents[i], agents[j], matches, rules_obj, seed, duplicate,
-                                     progress=lambda done, k=k: report(k, done),
+                                     progress=lambda done, k=k: advance(k, done),
                                      batch_size=batch_size, record=keepers[k])
                 result.pairs.append(PairResult(names[i], names[j], stats,
                                                time.perf_counter() - t0))

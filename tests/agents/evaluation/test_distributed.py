@@ -134,8 +134,9 @@ def test_without_ray_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) 
         require_ray("--workers")
 
 
-def _hgin(*args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+def _hgin(*args: str, timeout: int = 300, env: dict[str, str] | None = None
+          ) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT)) if env is None else env
     return subprocess.run([sys.executable, "-m", "agents.cli", *args], capture_output=True,
                           text=True, env=env, cwd=ROOT, timeout=timeout)
 
@@ -163,3 +164,143 @@ def test_hgin_evaluate_address_needs_workers_and_a_cluster() -> None:
     assert nowhere.returncode == 2
     assert "Traceback" not in nowhere.stderr
     assert "127.0.0.1:9" in nowhere.stderr.splitlines()[-1]
+
+
+def _worker_pids() -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "cmdline").read_bytes().startswith(b"ray::_MatchWorker"):
+                    pids.append(int(entry.name))
+            except OSError:
+                continue
+    return sorted(pids)
+
+
+def test_a_killed_worker_is_replaced_and_the_results_do_not_change(local_ray: Any) -> None:
+    """A worker's process is killed after the first chunk comes back: its chunk is played
+    again elsewhere and the tournament's results equal the in-process ones."""
+    killed: list[int] = []
+
+    def progress(done: int, total: int) -> None:
+        if not killed:
+            pids = _worker_pids()
+            if pids:
+                os.kill(pids[0], 9)
+                killed.append(pids[0])
+
+    specs = ["simple", "strong"]
+    here = run_tournament(specs, matches=16, seed=2, batch_size=2)
+    there = run_tournament(specs, matches=16, seed=2, batch_size=2, workers=2,
+                           progress=progress)
+    assert killed
+    assert there.cluster["replayed"] >= 1
+    drop = {"seconds"}
+    assert ({k: v for k, v in there.pair(*specs).items() if k not in drop}
+            == {k: v for k, v in here.pair(*specs).items() if k not in drop})
+
+
+@pytest.mark.slow
+def test_a_two_node_cluster_plays_on_both_nodes_and_survives_losing_one(tmp_path: Path
+                                                                         ) -> None:
+    """``ray start --head`` and a second ``ray start --address`` on this machine (one CPU
+    each), ``hgin evaluate --workers 2 --address``: the chunks run on both nodes; then the
+    second node's raylet is killed mid-run and the tournament still ends with the
+    in-process table.  Every process the two ``ray start`` calls began is stopped by id."""
+    import socket
+
+    ray_cli = str(Path(sys.executable).with_name("ray"))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    import secrets
+
+    # Ray's servers listen on every interface (Ray 2.60 has no switch to bind them to
+    # 127.0.0.1), so the cluster takes a token only this test knows.
+    env = dict(os.environ, PYTHONPATH=str(ROOT), RAY_USAGE_STATS_ENABLED="0",
+               RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(32))
+    import shutil
+    import tempfile
+
+    temp = Path(tempfile.mkdtemp(prefix="hgin-ray-", dir="/tmp"))  # Unix sockets: short
+    common = ["--num-cpus=1", "--node-ip-address=127.0.0.1", "--disable-usage-stats",
+              f"--temp-dir={temp}"]
+    started: set[int] = set()
+    try:
+        subprocess.run([ray_cli, "start", "--head", f"--port={port}",
+                        "--include-dashboard=false", *common], check=True, env=env,
+                       capture_output=True, timeout=120)
+        head = _ray_processes(temp)
+        subprocess.run([ray_cli, "start", f"--address=127.0.0.1:{port}",
+                        "--resources={\"second_node\": 1}", *common], check=True, env=env,
+                       capture_output=True, timeout=120)
+        started = _ray_processes(temp)
+        second_raylets = [pid for pid in started - head if b"second_node" in _cmdline(pid)
+                          and b"raylet" in _cmdline(pid)]
+        assert second_raylets, "the second node's raylet was not found"
+        args = ["evaluate", "--agents", "simple", "strong", "--matches", "32",
+                "--batch-size", "2", "--no-progress", "--seed", "3"]
+        here = _hgin(*args, "--json", str(tmp_path / "here.json"))
+        first = _hgin(*args, "--workers", "2", "--address", f"127.0.0.1:{port}",
+                      "--json", str(tmp_path / "first.json"), env=env)
+        assert first.returncode == 0, first.stderr
+        assert "on 2 node(s)" in first.stderr
+        run = subprocess.Popen([sys.executable, "-m", "agents.cli", *args, "--workers", "2",
+                                "--address", f"127.0.0.1:{port}", "--json",
+                                str(tmp_path / "lost.json")], env=env, cwd=ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        import time
+
+        deadline = time.monotonic() + 120
+        while not _worker_pids() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(1.0)
+        for pid in second_raylets:
+            os.kill(pid, 9)
+        _, err = run.communicate(timeout=300)
+        assert run.returncode == 0, err
+        assert "played again after a lost worker" in err, err
+        assert here.returncode == 0
+        drop = {"seconds", "elapsed_s", "pair_seconds"}
+
+        def load(name: str) -> Any:
+            return json.loads((tmp_path / name).read_text(),
+                              object_hook=lambda d: {k: v for k, v in d.items()
+                                                     if k not in drop})
+        assert load("here.json") == load("first.json") == load("lost.json")
+    finally:  # stop every process of the two nodes, by id, until none is left
+        import time
+
+        for _ in range(20):
+            started |= _ray_processes(temp)
+            alive = [pid for pid in started if _alive(pid)]
+            if not alive:
+                break
+            for pid in alive:
+                try:
+                    os.kill(pid, 9)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.5)
+        shutil.rmtree(temp, ignore_errors=True)
+    assert [pid for pid in started if _alive(pid)] == []
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _ray_processes(temp_dir: Path) -> set[int]:
+    """The processes of the Ray nodes that use ``temp_dir`` (GCS, raylets, agents) and
+    everything below them (the workers): no other Ray on the machine is touched."""
+    mark = str(temp_dir).encode()
+    roots = {int(e.name) for e in Path("/proc").iterdir()
+             if e.name.isdigit() and mark in _cmdline(int(e.name))}
+    out = set(roots)
+    for pid in roots:
+        out |= _descendants(pid)
+    return out
