@@ -24,13 +24,7 @@ from agents.training.config import validate
 from agents.training.ppo import PoolAgent, Trainer
 from hgin_env.engine import VectorGame
 
-
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/agents/conftest.py
 
 
 @pytest.fixture

@@ -40,14 +40,7 @@ from hgin_env.records import read_records
 from hgin_env.records.replay import replay
 from tests.helpers.paths import ROOT
 
-
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """Small batches: one thread is fastest, and exact reproducibility needs a fixed count."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/agents/conftest.py
 
 
 def tiny_config(**sections: dict) -> dict:
