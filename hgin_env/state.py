@@ -244,14 +244,15 @@ class GameState:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], rules: Rules) -> GameState:
+    def from_dict(cls, data: dict[str, Any], rules: Rules | str | None = None) -> GameState:
         """A state from :meth:`to_dict` output, checked field by field and then validated.
 
         Anything read from a file goes through here, so a wrong shape, dtype
         or an impossible position is a ``ValueError`` naming the field, never
-        a crash (or an exploding meld search) later.
+        a crash (or an exploding meld search) later.  A public edge (states come from
+        files), so ``rules`` may be a profile name or path.
         """
-        require_rules(rules)
+        rules = load_rules(rules)
         if not isinstance(data, dict):
             raise ValueError(f"game state must be a dict of arrays, got {type(data).__name__}")
         b = _num_games_of(data)

@@ -52,7 +52,8 @@ env.close()
 ### Arguments
 
 ``` python
-hgin_env.env(rules="friendly", reward="columns", render_mode=None, strict=False)
+hgin_env.env(rules="friendly", reward="columns", render_mode=None, strict=False,
+             history=False)
 ```
 
 `rules`: a profile name (`friendly`, `classic`, `bonus`), a path to a rules
@@ -69,6 +70,11 @@ the discard pile).
 
 `strict`: if `True`, an illegal action raises `ValueError` (naming the agent,
 the action and the legal actions) instead of ending the match.
+
+`history`: if `True`, every observation also holds the hand's public history
+from the observer's seat (`history`, `history_len`, `upcard`; see
+`hgin_env.history`), so agents that reason about the order of play (`search`)
+can be seated by a plain PettingZoo loop.
 
 ### Observation Space
 
