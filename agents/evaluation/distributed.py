@@ -31,14 +31,17 @@ Chunk = tuple[int, int, np.ndarray]
 def chunks_for(pairings: int, matches: int, seed: int, duplicate: bool, workers: int,
                batch_size: int | None = None) -> list[Chunk]:
     """Every pairing's matches as chunks of consecutive units (a duplicate pair, or one
-    match without ``duplicate``): ``batch_size`` matches each if given, else about two
-    chunks per worker and pairing, so that the pool stays busy to the end."""
+    match without ``duplicate``): ``batch_size`` matches each if given, else as few as
+    keep every worker busy, since the engine plays a large batch faster per match than
+    two halves (on two cores one pairing of 1000 matches takes 8.1 s as one batch, 11.9 s
+    as two): a whole pairing per chunk, split only when there are fewer pairings than
+    workers."""
     unit = 2 if duplicate else 1
     units = -(-matches // unit)
     if batch_size is not None:
         per = max(1, int(batch_size) // unit)
     else:
-        per = max(1, -(-units // (2 * workers)))
+        per = max(1, -(-units // -(-workers // pairings)))
     seeds = match_seeds(seed, units)
     return [(p, start, seeds[start : start + per]) for p in range(pairings)
             for start in range(0, units, per)]
