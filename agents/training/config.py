@@ -25,7 +25,7 @@ else:  # pragma: no cover
 from agents.model import HIDDEN_WIDTH_RANGE, MAX_HIDDEN_LAYERS
 from hgin_env.rules import load_rules, parse_toml, read_toml_file
 
-#: The shipped training configs are package data (``agents/configs/<name>.toml``), found
+#: The shipped training configs are package data (``agents/training/configs/<name>.toml``), found
 #: by name with :mod:`importlib.resources`, so an installed wheel has them.
 CONFIG_PACKAGE = "agents.training"
 CONFIG_FOLDER = "configs"
