@@ -72,6 +72,18 @@ def match_seeds(seed: int, count: int) -> np.ndarray:
     return game_seeds(int(seed), count)
 
 
+def seed_chunks(seed: int, num_matches: int, duplicate: bool, per: int
+                ) -> list[tuple[int, np.ndarray]]:
+    """``(first unit, deal seeds)`` of consecutive chunks of ``per`` units (a duplicate
+    pair, or one match without ``duplicate``) covering ``num_matches`` matches: the slices
+    both the batched :func:`play_matches` and the Ray workers play.  No result depends on
+    how the matches are cut, since every match is dealt from its own seed."""
+    units = -(-num_matches // (2 if duplicate else 1))
+    seeds = match_seeds(seed, units)
+    per = max(1, per)
+    return [(start, seeds[start : start + per]) for start in range(0, units, per)]
+
+
 def filler_actions(mask: np.ndarray) -> np.ndarray:
     """A cheap legal action per row (the lowest legal id), for games nobody plays."""
     return np.argmax(np.asarray(mask) > 0, axis=1).astype(np.int64)
@@ -509,14 +521,10 @@ def play_matches(
         _hand_over(arena, record, 0)
         return stats
     unit = 2 if duplicate else 1
-    batch_size = max(unit, int(batch_size) - int(batch_size) % unit)
-    units = -(-num_matches // unit)
-    seeds = match_seeds(seed, units)
-    per = batch_size // unit
+    per = max(1, int(batch_size) // unit)
     total: MatchStats | None = None
     done_before = 0
-    for start in range(0, units, per):
-        chunk = seeds[start : start + per]
+    for start, chunk in seed_chunks(seed, num_matches, duplicate, per):
         cb = None
         if progress is not None:
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.evaluation.arena import Arena, MatchStats, match_seeds
+from agents.evaluation.arena import Arena, MatchStats, seed_chunks
 from agents.evaluation.cluster import check_capacity, connect
 from hgin_env.agent import Agent
 from hgin_env.rules import Rules
@@ -37,14 +37,14 @@ def chunks_for(pairings: int, matches: int, seed: int, duplicate: bool, workers:
     as two): a whole pairing per chunk, split only when there are fewer pairings than
     workers."""
     unit = 2 if duplicate else 1
-    units = -(-matches // unit)
     if batch_size is not None:
-        per = max(1, int(batch_size) // unit)
+        per = int(batch_size) // unit
     else:
-        per = max(1, -(-units // -(-workers // pairings)))
-    seeds = match_seeds(seed, units)
-    return [(p, start, seeds[start : start + per]) for p in range(pairings)
-            for start in range(0, units, per)]
+        units = -(-matches // unit)
+        pieces = -(-workers // pairings)  # chunks per pairing: one unless workers outnumber
+        per = -(-units // pieces)
+    chunks = seed_chunks(seed, matches, duplicate, per)
+    return [(p, start, seeds) for p in range(pairings) for start, seeds in chunks]
 
 
 class _MatchWorker:

@@ -399,10 +399,9 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
     def _play(self, agent: str, a: int) -> None:
         """Apply the legal action ``a`` of ``agent`` (the agent to move)."""
         table = self.table
-        seat = table.single.current_player
         r0, r1, info = table.play(a)
         if self.history is not None:
-            self.history.step_one(table.game, seat, a, info["hand_over"])
+            self.history.step_one(table.game, self._seat_of[agent], a, info["hand_over"])
         cumulative = self._cumulative_rewards
         cumulative[agent] = 0.0
         self.rewards = {"player_0": r0, "player_1": r1}
