@@ -3,6 +3,7 @@
     hgin train --config quick [--logdir runs/quick]        (or python train.py ...)
                [--device cpu|cuda] [--resume runs/quick/checkpoints/latest.pt]
                [--opponent SPEC] [--set ppo.lr=1e-4 --set env.num_games=512 ...]
+               [--workers N [--address auto|HOST:PORT]]
 
 ``--config`` takes a shipped config by name (quick, default, best_response) or a
 TOML file; ``--print-config`` prints the resolved config to copy and edit.
@@ -21,11 +22,18 @@ for the final evaluation): the first ``run.eval_record_matches`` matches against
 each opponent as match records (docs/records.md).  At the end it prints the
 evaluation table of the new agent against the baselines.
 
+``--workers N`` collects the rollouts on N Ray actors (``pip install 'hgin[ray]'``), each
+playing ``env.num_games / N`` of the games, while this process learns; ``--address``
+joins a running Ray cluster instead of starting a local one.  The same seed and N give
+the same run; N = 1 gives the in-process run.  A lost worker is replaced and its shard's
+rollout collected again from the state it began from; with every worker lost the run
+stops with exit code 1 and keeps its last checkpoint.
+
 The run holds a lock on its log directory (``.train.lock``) until it ends, so
 a second run into the same directory is refused.  It stops at the last whole
 update within ``run.total_steps``.  A NaN or infinity in a loss, gradient or
 parameter stops it before anything is saved.  Exit codes: 0 finished, 1
-diverged, 2 bad config / checkpoint / log directory, 130 (Ctrl-C) or 143
+diverged or every worker lost, 2 bad config / checkpoint / log directory, 130 (Ctrl-C) or 143
 (SIGTERM) stopped and resumable, 141 output closed (``| head``).
 """
 
@@ -56,8 +64,9 @@ FIXED_ON_RESUME = (("env", "rules"), ("env", "num_games"), ("model", "hidden"),
 
 EXIT_CODES = """\
 exit codes:
-  0 finished, 1 diverged (nothing saved from the bad update), 2 bad config, checkpoint or
-  log directory, 130 Ctrl-C / 143 SIGTERM (stopped, resumable), 141 output closed
+  0 finished, 1 diverged (nothing saved from the bad update) or every worker lost (the
+  last checkpoint kept), 2 bad config, checkpoint or log directory, 130 Ctrl-C / 143
+  SIGTERM (stopped, resumable), 141 output closed
 """
 
 
@@ -103,10 +112,19 @@ def parse_args(argv: list[str] | None = None, prog: str = PROG) -> argparse.Name
                         "overrides apply after it")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config key, e.g. --set ppo.lr=1e-4 (repeatable)")
+    p.add_argument("--workers", type=_integer, metavar="N",
+                   help="collect on N Ray workers (overrides distributed.workers; 0: in this "
+                        "process)")
+    p.add_argument("--address", metavar="ADDR",
+                   help="with --workers: join the Ray cluster at ADDR ('auto' or HOST:PORT; "
+                        "overrides distributed.address) instead of starting a local one")
     p.add_argument("--no-progress", action="store_true", help="plain log lines, no progress bar")
     p.add_argument("--no-final-eval", action="store_true", help="skip the final evaluation table")
     p.set_defaults(prog=prog)
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.workers is not None and args.workers < 0:
+        p.error(f"argument --workers: {args.workers} is not a number of workers (0 or more)")
+    return args
 
 
 def _command(args: argparse.Namespace) -> str:
@@ -123,7 +141,9 @@ def resolve_config(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, 
     overrides = single_opponent(args.opponent) if args.opponent is not None else []
     overrides += args.overrides
     for flag, key in ((args.device, "run.device"), (args.seed, "run.seed"),
-                      (args.total_steps, "run.total_steps"), (args.threads, "run.threads")):
+                      (args.total_steps, "run.total_steps"), (args.threads, "run.threads"),
+                      (args.workers, "distributed.workers"),
+                      (args.address, "distributed.address")):
         if flag is not None:
             overrides.append(f"{key}={json.dumps(flag)}")
     ckpt = None
@@ -422,9 +442,8 @@ def _train_locked(args: argparse.Namespace, cfg: dict[str, Any], ckpt: dict[str,
                   logdir: Path) -> dict[str, Any]:
     import torch
 
-    from agents.torch_agent import atomic_save, save_agent
     from agents.training.config import to_toml
-    from agents.training.ppo import Trainer, TrainingDivergedError
+    from agents.training.ppo import Trainer
 
     run = cfg["run"]
     latest = logdir / "checkpoints" / "latest.pt"
@@ -438,6 +457,13 @@ def _train_locked(args: argparse.Namespace, cfg: dict[str, Any], ckpt: dict[str,
         torch.set_num_threads(int(run["threads"]))
     if run["device"].startswith("cuda") and not torch.cuda.is_available():
         raise ValueError(f"run.device is {run['device']!r} but CUDA is not available")
+    if args.address is not None and not cfg["distributed"]["workers"]:
+        raise ValueError("--address joins a Ray cluster for the collection workers: give "
+                         "--workers N too")
+    if cfg["distributed"]["workers"]:
+        from agents.evaluation.cluster import require_ray
+
+        require_ray("--workers")
     if ckpt is None:
         (logdir / "config.toml").write_text(to_toml(cfg))
     else:
@@ -450,7 +476,35 @@ def _train_locked(args: argparse.Namespace, cfg: dict[str, Any], ckpt: dict[str,
         print(f"resume: config written to {recorded} ({logdir / 'config.toml'} is the "
               "run's original)", file=sys.stderr)
 
-    trainer = Trainer(cfg)
+    bar: dict[str, Any] = {}  # the progress bar, once there is one
+
+    def notify(text: str) -> None:
+        """A worker event, as its own line (above the progress bar when there is one)."""
+        line = f"workers: {text}"
+        if bar.get("progress") is not None:
+            bar["progress"].console.print(line, markup=False, highlight=False)
+        else:
+            print(line, file=sys.stderr, flush=True)
+
+    trainer = Trainer(cfg, on_event=notify)
+    try:
+        return _train_with(args, cfg, ckpt, logdir, trainer, bar)
+    finally:
+        trainer.close()
+
+
+def _train_with(args: argparse.Namespace, cfg: dict[str, Any], ckpt: dict[str, Any] | None,
+                logdir: Path, trainer: Trainer, bar: dict[str, Any]) -> dict[str, Any]:
+    from agents.torch_agent import atomic_save, save_agent
+    from agents.training.config import to_toml
+    from agents.training.distributed import WorkersLostError
+    from agents.training.ppo import TrainingDivergedError
+
+    run = cfg["run"]
+    latest = logdir / "checkpoints" / "latest.pt"
+    if trainer.workers:
+        c = trainer.collection
+        print(f"collecting on {c.count} Ray worker(s) on {c.nodes} node(s)", file=sys.stderr)
     best = {"score": -1.0, "update": -1}
     if ckpt is not None:
         trainer.load_trainer_state(ckpt, args.resume)
@@ -508,6 +562,7 @@ def _train_locked(args: argparse.Namespace, cfg: dict[str, Any], ckpt: dict[str,
                                        table_column=Column(ratio=1, overflow="fold")),
                             expand=True)
         progress.start()
+        bar["progress"] = progress
         task = progress.add_task("train", total=end, completed=trainer.env_steps, info="",
                                  elapsed=_minutes(elapsed_before), eta="?")
     last_line = 0.0
@@ -557,7 +612,14 @@ def _train_locked(args: argparse.Namespace, cfg: dict[str, Any], ckpt: dict[str,
         kept = (f"the last good checkpoint, {latest}, was kept" if latest.exists()
                 else "no checkpoint had been written yet")
         raise TrainingDivergedError(f"{exc}; nothing was saved from this update, {kept}") from exc
+    except WorkersLostError as exc:
+        kept = (f"the last good checkpoint, {latest}, was kept; continue with "
+                f"{_command(args)} --resume {latest}" if latest.exists()
+                else "no checkpoint had been written yet")
+        raise WorkersLostError(f"{exc}; nothing was learned from the unfinished update, "
+                               f"{kept}") from exc
     finally:
+        trainer.close()  # the workers' CPUs are free for the final evaluation and others
         if progress is not None:
             progress.stop()
     writer.flush()
@@ -592,6 +654,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     directory, 130 / 143 stopped by Ctrl-C / SIGTERM (resumable), 141 output closed."""
     try:
         args = parse_args(argv, prog)
+        from agents.training.distributed import WorkersLostError
         from agents.training.ppo import TrainingDivergedError
 
         try:
@@ -603,6 +666,9 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
             result = train(args)
         except TrainingDivergedError as exc:
             print(f"error: training diverged: {exc}", file=sys.stderr)
+            return 1
+        except WorkersLostError as exc:
+            print(f"error: {exc}", file=sys.stderr)
             return 1
         except (ValueError, FileNotFoundError) as exc:
             print(f"error: {exc}", file=sys.stderr)

@@ -71,10 +71,12 @@ def connect(address: str | None, what: str) -> Any:
     return ray
 
 
-def check_capacity(ray: Any, workers: int) -> None:
-    """Refuse more one-CPU workers than the cluster has CPUs: an actor that cannot be
-    placed would leave the work waiting for ever."""
+def check_capacity(ray: Any, workers: int, cpus_per_worker: int = 1) -> None:
+    """Refuse more workers than the cluster has CPUs for: an actor that cannot be placed
+    would leave the work waiting for ever."""
     cpus = int(ray.cluster_resources().get("CPU", 0))
-    if workers > cpus:
-        raise ValueError(f"{workers} workers need {workers} CPUs, and the Ray cluster has "
-                         f"{cpus}: ask for at most {cpus} workers")
+    need = workers * cpus_per_worker
+    if need > cpus:
+        each = "" if cpus_per_worker == 1 else f" ({cpus_per_worker} each)"
+        raise ValueError(f"{workers} workers{each} need {need} CPUs, and the Ray cluster has "
+                         f"{cpus}: ask for at most {cpus // cpus_per_worker} workers")

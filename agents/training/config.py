@@ -43,6 +43,7 @@ MAX_MATCHES = 1_000_000
 MAX_RECORD_MATCHES = 100
 MAX_WEIGHT = 1e6
 MAX_LR = 1.0
+MAX_WORKERS = 4096
 
 
 def _between(lo: float, hi: float) -> Callable[[Any], bool]:
@@ -164,6 +165,20 @@ SCHEMA: dict[str, dict[str, Spec]] = {
                    "a table of agent spec = weight (e.g. {pretrained = 1.0, "
                    "\"ckpt:runs/x/agent_best.pt\" = 0.5}): frozen opponents beside the "
                    "kinds above"),
+    },
+    "distributed": {
+        "workers": (int, 0, _between(0, MAX_WORKERS),
+                    f"an integer number of Ray collection workers in 0..{MAX_WORKERS} (0 = "
+                    "collect in the learner's process)"),
+        "address": (str, "", None,
+                    "'' (start a local Ray with this machine's cores), 'auto' or HOST:PORT "
+                    "of a running Ray cluster"),
+        "cpus_per_worker": (int, 1, _between(1, 1024),
+                            "an integer number of CPUs (and torch threads) per worker in "
+                            "1..1024"),
+        "max_restarts": (int, 8, _between(0, 10_000),
+                         "an integer number of lost workers replaced by new ones before the "
+                         "run carries on with the workers it has left"),
     },
 }
 
@@ -330,6 +345,15 @@ def _cross_checks(cfg: dict[str, dict[str, Any]]) -> None:
         raise ValueError(f"bad value for config key run.total_steps: {run['total_steps']} is "
                          f"less than one update (env.num_games x env.rollout_steps = "
                          f"{per_update}); accepted: at least {per_update} steps")
+    workers = cfg["distributed"]["workers"]
+    if workers > env["num_games"]:
+        raise ValueError(f"bad value for config key distributed.workers: {workers} workers "
+                         f"for env.num_games = {env['num_games']}; accepted: at most one "
+                         "worker per game")
+    address = cfg["distributed"]["address"].strip()
+    if address and address != "auto" and (":" not in address
+                                           or not address.rpartition(":")[2].isdigit()):
+        raise _bad("distributed", "address", address, SCHEMA["distributed"]["address"][3])
     for key in ("eval_matches", "final_eval_matches"):
         if run[key] % 2:
             raise _bad("run", key, run[key], SCHEMA["run"][key][3], "odd")

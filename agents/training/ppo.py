@@ -22,10 +22,9 @@ knock timing before it can learn anything about the opponent.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
-import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,58 +32,31 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.model import PolicyValueNet, logp_entropy, masked_logits, sample_masked
+from agents.model import PolicyValueNet, logp_entropy, masked_logits
 from agents.torch_agent import CheckpointError, make_checkpoint, pack_array, unpack_array
-from agents.training.rollout import (
-    OpponentAssignment,
-    Rollout,
-    RolloutBuffers,
-    RolloutCollector,
-    empty_pending,
+from agents.training.collection import LocalCollection
+from agents.training.rollout import OpponentAssignment, Rollout, RolloutBuffers
+from agents.training.shard import (
+    KINDS,
+    CollectPlan,
+    PoolAgent,
+    Shard,
+    build_network,
+    check_shard_state,
+    make_baseline,
+    shard_bounds,
 )
-from hgin_env.actions import NUM_ACTIONS
-from hgin_env.engine.vector import VectorGame
-from hgin_env.observation import OBS_DIM
 from hgin_env.rules import load_rules
+from hgin_env.state import GameState
 
-KINDS = ("self_play", "pool", "random", "simple", "strong")
+__all__ = ["HEURISTICS", "KINDS", "PoolAgent", "Trainer", "TrainingDivergedError",
+           "make_baseline"]
 
 
 class TrainingDivergedError(RuntimeError):
     """A loss, gradient or parameter became NaN or infinite.  The run must stop before
     anything is saved: the last checkpoint on disk is then the last good one."""
 HEURISTICS = ("random", "simple", "strong")
-
-
-# --------------------------------------------------------------------------- opponents
-
-
-def make_baseline(spec: str, seed: int | None = None, rules: Any = None) -> Any:
-    """``agents.make_agent(spec)``; its errors propagate (the config checked the spec at
-    load, so a failure here is real and must not be played around)."""
-    from agents import make_agent
-
-    return make_agent(spec, seed=seed, rules=rules)
-
-
-class PoolAgent:
-    """A frozen snapshot of the learner, sampling from a shared torch generator."""
-
-    def __init__(self, model: PolicyValueNet, generator: torch.Generator, greedy: bool,
-                 device: torch.device, name: str) -> None:
-        self.model = model.eval()
-        self.generator = generator
-        self.greedy = greedy
-        self.device = device
-        self.name = name
-
-    def act(self, obs: dict[str, np.ndarray], rng: np.random.Generator | None = None) -> np.ndarray:
-        x = torch.from_numpy(self.model.featurize(obs["observation"])).to(self.device)
-        m = torch.from_numpy(np.ascontiguousarray(obs["action_mask"])).to(self.device)
-        with torch.inference_mode():
-            logits, _ = self.model(x)
-            a, _ = sample_masked(logits, m, self.generator, greedy=self.greedy)
-        return a.cpu().numpy().astype(np.int64)
 
 
 # --------------------------------------------------------------------------- trainer
@@ -99,70 +71,86 @@ def _linear(start: float, end: float, progress: float) -> float:
 class Trainer:
     """Self-play PPO: each :meth:`update` learns from one rollout of every game.
 
-    With ``run.pipeline`` (the default) the next rollout is collected in a
-    second thread while the network learns from the current one, so both CPU
-    cores work; the rollout learned from was then played by the weights of one
-    update earlier (PPO's ratio uses the behaviour policy's stored
-    log-probabilities, so this stays correct).  Everything is seeded: the same
-    config gives the same run, and a checkpoint resumes it exactly.
+    The games are collected in shards (:mod:`agents.training.shard`): one in
+    this process (``distributed.workers = 0``, the default) or one per Ray
+    worker (:mod:`agents.training.distributed`).  With ``run.pipeline`` (the
+    default) the next rollout is collected while the network learns from the
+    current one (in a second thread here, by the workers otherwise); the
+    rollout learned from was then played by the weights of one update earlier
+    (PPO's ratio uses the behaviour policy's stored log-probabilities, so this
+    stays correct).  Everything is seeded: the same config gives the same run
+    for the same number of workers, one worker gives the in-process run, and a
+    checkpoint resumes it exactly.
     """
 
-    def __init__(self, config: dict[str, dict[str, Any]], device: str | None = None) -> None:
+    def __init__(self, config: dict[str, dict[str, Any]], device: str | None = None,
+                 on_event: Callable[[str], None] | None = None) -> None:
         self.cfg = config
         run, env = config["run"], config["env"]
         self.device = torch.device(device or run["device"])
         seed = int(run["seed"])
         torch.manual_seed(seed)
-        mcfg = config["model"]
-        self.model = PolicyValueNet(OBS_DIM, NUM_ACTIONS, mcfg["hidden"], mcfg["card_head"],
-                                    mcfg["features"], mcfg["knock_gate"]).to(self.device)
+        self.model = build_network(config).to(self.device)
         self.actor = PolicyValueNet.from_arch(self.model.arch()).to(self.device).eval()
         self.actor.load_state_dict(self.model.state_dict())
         self.opt = torch.optim.Adam(self.model.parameters(), lr=config["ppo"]["lr"], eps=1e-5)
-        self.gen = torch.Generator(device=self.device)  # collection: sampling
-        self.gen.manual_seed(seed * 7919 + 1)
         self.learn_gen = torch.Generator()  # learning: minibatch order
         self.learn_gen.manual_seed(seed * 7919 + 2)
-        self.rng = np.random.default_rng([seed, 2])  # opponents, heuristic agents
         self.rules = load_rules(env["rules"])
-        self.num_games = b = int(env["num_games"])
+        self.num_games = int(env["num_games"])
         self.steps = int(env["rollout_steps"])
         self.pipeline = bool(run["pipeline"])
-        game = VectorGame(b, self.rules, seed=seed, reward=env["reward"])
-        self.collector = RolloutCollector(game, self.actor, self.device, self.gen, self.rng,
-                                          self.steps, float(config["ppo"]["gamma"]),
-                                          float(config["ppo"]["gae_lambda"]))
         self.updates = 0
         self.env_steps = 0  # steps of the rollouts learned from
         self.pool: list[tuple[int, dict[str, torch.Tensor]]] = []
-        self._pool_models: dict[int, PolicyValueNet] = {}
-        self._baselines: dict[str, Any] = {}
-        if config["imitation"]["teacher"] != "none":  # built here, not in the collector thread
-            self.baseline(config["imitation"]["teacher"])
         #: The frozen opponents of ``opponents.agents``, after :data:`KINDS` in the weights.
         self.opponent_specs = list(config["opponents"]["agents"])
-        for spec in self.opponent_specs:
-            self.baseline(spec)
-        self.learner_seat = (np.arange(b) % 2).astype(np.int8)
-        blocks = max(1, min(int(config["opponents"]["blocks"]), b))
-        self.block_of_game = (np.arange(b) * blocks // b).astype(np.int64)
-        self.num_blocks = blocks
-        cap = self.steps * b + 2 * b
-        self._bufs = [RolloutBuffers(cap, self.model.in_dim)
-                      for _ in range(2 if self.pipeline else 1)]
-        self._buf_index = 0
+        dist = config["distributed"]
+        self.workers = int(dist["workers"])
+        self.collection: Any
+        if self.workers == 0:
+            self.local: Shard | None = Shard(config, 0, 1, self.device, actor=self.actor)
+            self.collection = LocalCollection(self.local, self.pipeline)
+        else:
+            from agents.training.distributed import RayCollection
+
+            self.local = None
+            self.collection = RayCollection(config, self.workers, dist["address"] or None,
+                                            int(dist["cpus_per_worker"]),
+                                            int(dist["max_restarts"]), on_event)
+            self.collection.set_weights(self.actor)
         self._next: Rollout | None = None  # the rollout collected ahead (pipeline)
-        self._ahead_state: dict[str, Any] | None = None  # the state it was collected from
+        self._ahead_steps = 0  # the step count its schedule was taken at
+        self._ahead_actor: dict[str, torch.Tensor] | None = None  # the weights it was played by
         self._resume_steps: int | None = None
 
+    def close(self) -> None:
+        """Stop the collection workers (nothing to do in-process)."""
+        self.collection.close()
+
+    # ------------------------------------------------------------------ the local shard
+    def _local_shard(self) -> Shard:
+        if self.local is None:
+            raise RuntimeError("this trainer collects on Ray workers: its games are theirs")
+        return self.local
+
     @property
-    def game(self) -> VectorGame:
-        return self.collector.game
+    def game(self) -> Any:
+        """The in-process shard's games (``distributed.workers = 0``)."""
+        return self._local_shard().game
+
+    @property
+    def collector(self) -> Any:
+        return self._local_shard().collector
 
     @property
     def pending(self) -> dict[str, np.ndarray]:
         """Per (game, seat): the learner decision carried into the next rollout."""
-        return self.collector.pending
+        return self._local_shard().collector.pending
+
+    @property
+    def num_blocks(self) -> int:
+        return self._local_shard().num_blocks
 
     # ------------------------------------------------------------------ schedule
     @property
@@ -203,27 +191,8 @@ class Trainer:
 
     # ------------------------------------------------------------------ opponents
     def baseline(self, spec: str) -> Any:
-        """The agent of ``spec``, built once; a torch one is frozen (it never learns: its
-        parameters take no gradient, and it acts in inference mode)."""
-        if spec not in self._baselines:
-            agent = make_baseline(spec, seed=0, rules=self.rules)
-            if isinstance(getattr(agent, "model", None), nn.Module):
-                agent.model.requires_grad_(False)
-            self._baselines[spec] = agent
-        return self._baselines[spec]
-
-    def _pool_agent(self, index: int) -> PoolAgent:
-        upd, state = self.pool[index]
-        model = self._pool_models.get(upd)
-        if model is None:
-            model = PolicyValueNet.from_arch(self.model.arch()).to(self.device)
-            model.load_state_dict(state)
-            model.eval()
-            self._pool_models = {u: m for u, m in self._pool_models.items()
-                                 if any(u == p for p, _ in self.pool)}
-            self._pool_models[upd] = model
-        return PoolAgent(model, self.gen, self.cfg["opponents"]["pool_greedy"], self.device,
-                         f"snapshot@{upd}")
+        """The in-process shard's agent of ``spec``, built once and frozen."""
+        return self._local_shard().baseline(spec)
 
     def opponent_weights(self, env_steps: int | None = None) -> np.ndarray:
         """The opponents' weights at ``env_steps`` (default: now): the kinds of
@@ -234,54 +203,22 @@ class Trainer:
         kinds = [_linear(float(opp[k]), float(opp[f"{k}_end"]), p) for k in KINDS]
         return np.array(kinds + [float(opp["agents"][s]) for s in self.opponent_specs])
 
-    def assign_opponents(self, env_steps: int | None = None) -> OpponentAssignment:
-        """Give every block of games an opponent kind (and a pool snapshot or heuristic).
-
-        The blocks given one spec of ``opponents.agents`` share one entry of the
-        assignment, so a torch opponent plays all its games as one batch per step.
-        """
+    def plan(self, env_steps: int | None = None) -> CollectPlan:
+        """What every shard's next rollout is collected with at ``env_steps``: the opponent
+        weights (normalised, the pool's given to self-play while the pool is empty) and
+        the schedule."""
         weights = self.opponent_weights(env_steps)
         if not self.pool:
             weights[0] += weights[1]
             weights[1] = 0.0
-        weights /= weights.sum()
-        n = self.num_blocks
-        counts = np.floor(weights * n).astype(int)
-        order = np.argsort(-(weights * n - counts), kind="stable")
-        for k in order[: n - counts.sum()]:
-            counts[k] += 1
-        labels = KINDS + tuple(self.opponent_specs)
-        block_kind = np.repeat(np.arange(len(labels)), counts)
-        self.rng.shuffle(block_kind)
-        agents: list[Any] = []
-        names: list[str] = []
-        block_opp = np.full(n, -1, np.int64)
-        shared: dict[str, int] = {}  # spec of opponents.agents -> its entry
-        for blk in range(n):
-            kind = labels[block_kind[blk]]
-            if kind == "self_play":
-                continue
-            if block_kind[blk] >= len(KINDS):
-                if kind not in shared:
-                    shared[kind] = len(agents)
-                    names.append(kind)
-                    agents.append(self.baseline(kind))
-                block_opp[blk] = shared[kind]
-                continue
-            if kind == "pool":
-                agent = self._pool_agent(int(self.rng.integers(len(self.pool))))
-            else:
-                agent = self.baseline(kind)
-            names.append(kind)
-            agents.append(agent)
-            block_opp[blk] = len(agents) - 1
-        opp_index = block_opp[self.block_of_game]
-        learner = np.zeros((self.num_games, 2), bool)
-        selfplay = opp_index < 0
-        learner[selfplay] = True
-        rows = np.flatnonzero(~selfplay)
-        learner[rows, self.learner_seat[rows]] = True
-        return OpponentAssignment(learner, opp_index, agents, names)
+        return CollectPlan(weights / weights.sum(), self.schedule(env_steps))
+
+    def assign_opponents(self, env_steps: int | None = None) -> OpponentAssignment:
+        """The in-process shard's blocks given opponents for ``env_steps`` (see
+        :meth:`Shard.assign_opponents`)."""
+        shard = self._local_shard()
+        shard.set_pool(self.pool)
+        return shard.assign_opponents(self.plan(env_steps).weights)
 
     def snapshot(self) -> None:
         state = {k: v.detach().cpu().clone() for k, v in self.model.state_dict().items()}
@@ -293,12 +230,9 @@ class Trainer:
     # ------------------------------------------------------------------ collection
     def collect(self, assign: OpponentAssignment, bufs: RolloutBuffers,
                 sched: dict[str, float]) -> Rollout:
-        """One rollout of every game with :attr:`actor` (the teacher's moves while imitating)."""
-        teacher = None
-        if sched["imitate"] or sched.get("kickstart", 0.0) > 0:
-            teacher = self.baseline(self.cfg["imitation"]["teacher"])
-        return self.collector.collect(assign, bufs, sched, teacher,
-                                      teacher_plays=bool(sched["imitate"]))
+        """One rollout of the in-process shard with :attr:`actor` (the teacher's moves
+        while imitating)."""
+        return self._local_shard().collect_with(assign, bufs, sched)
 
     # ------------------------------------------------------------------ learning
     def non_finite_parameters(self) -> list[str]:
@@ -411,59 +345,22 @@ class Trainer:
             float(1 - (ret - old_v).var() / var_y) if var_y > 0 else 0.0)
         out["loss/minibatches"] = float(count)
         out["samples"] = float(n)
+        out["perf/learn_samples"] = float(count * mb)
         return out
 
     # ------------------------------------------------------------------ one update
     def _sync_actor(self) -> None:
         self.actor.load_state_dict(self.model.state_dict())
+        if self.local is None:
+            self.collection.set_weights(self.actor)
 
-    def _collect_state(self, env_steps: int) -> dict[str, Any]:
-        """What a collection starts from (for exact resumes of a pipelined run).
-
-        ``env_steps`` is the step count its schedule (learning rate, shaping)
-        is taken at: the steps learned once the rollout is learned from.
-        """
-        return {
-            "game": self.game.state_dict(),
-            "pending": {k: v.copy() for k, v in self.collector.pending.items()},
-            "torch_gen": self.gen.get_state().cpu(),
-            "np_rng": copy.deepcopy(self.rng.bit_generator.state),
-            "actor": {k: v.detach().cpu().clone() for k, v in self.actor.state_dict().items()},
-            "env_steps": env_steps,
-        }
-
-    def _next_buffers(self) -> RolloutBuffers:
-        self._buf_index = (self._buf_index + 1) % len(self._bufs)
-        return self._bufs[self._buf_index]
-
-    def _launch(self) -> tuple[threading.Thread | None, dict[str, Any]]:
-        """Start collecting the next rollout (in a thread when pipelined)."""
-        steps = self._ahead_state["env_steps"] if self._ahead_state else None
-        assign = self.assign_opponents(steps)
-        sched = self.schedule(steps)
-        bufs = self._next_buffers()
-        box: dict[str, Any] = {}
-
-        def work() -> None:
-            try:
-                box["batch"] = self.collect(assign, bufs, sched)
-            except BaseException as exc:  # re-raised in the main thread
-                box["error"] = exc
-
-        if not self.pipeline:
-            work()
-            return None, box
-        thread = threading.Thread(target=work, name="hgin-collect", daemon=True)
-        thread.start()
-        return thread, box
-
-    @staticmethod
-    def _result(thread: threading.Thread | None, box: dict[str, Any]) -> Rollout:
-        if thread is not None:
-            thread.join()
-        if "error" in box:
-            raise box["error"]
-        return box["batch"]
+    def _launch(self, env_steps: int) -> None:
+        """Start collecting the rollout whose schedule is taken at ``env_steps``."""
+        self._ahead_steps = env_steps
+        if self.pipeline:  # saved with a checkpoint taken while the rollout is ahead
+            self._ahead_actor = {k: v.detach().cpu().clone()
+                                 for k, v in self.actor.state_dict().items()}
+        self.collection.start(self.plan(env_steps), self.pool)
 
     def update(self) -> dict[str, Any]:
         """One PPO iteration: learn from one rollout.  Returns scalars to log."""
@@ -472,24 +369,22 @@ class Trainer:
         if self._next is None:  # first update, or a resume: collect now
             steps = self._resume_steps if self._resume_steps is not None else self.env_steps
             self._resume_steps = None
-            self._ahead_state = self._collect_state(steps)
-            batch = self._result(*self._launch())
+            self._launch(steps)
+            batch = self.collection.finish()
             collect_s = time.perf_counter() - t0
         else:
             batch = self._next
             self._next = None
         if self.updates and self.updates % int(self.cfg["opponents"]["snapshot_every"]) == 0:
             self.snapshot()
-        thread = box = None
         if self.pipeline:
             self._sync_actor()
-            self._ahead_state = self._collect_state(self.env_steps + batch.env_steps)
-            thread, box = self._launch()
+            self._launch(self.env_steps + batch.env_steps)
         t1 = time.perf_counter()
         out = self.learn(batch)
         t2 = time.perf_counter()
-        if thread is not None:
-            self._next = self._result(thread, box)
+        if self.pipeline:
+            self._next = self.collection.finish()
         else:
             self._sync_actor()
         t3 = time.perf_counter()
@@ -501,7 +396,11 @@ class Trainer:
         out["perf/collect_s"] = collect_s + (t3 - t2 if self.pipeline else 0.0)
         out["perf/learn_s"] = t2 - t1
         out["perf/steps_per_s"] = steps / max(t3 - t0, 1e-9)
+        if out["perf/learn_s"] > 0:  # samples through a forward and backward pass, per second
+            out["perf/learn_samples_per_s"] = out.pop("perf/learn_samples", 0.0) / out[
+                "perf/learn_s"]
         out["pool/size"] = float(len(self.pool))
+        out.update(self.collection.report())
         return out
 
     # ------------------------------------------------------------------ state
@@ -510,23 +409,27 @@ class Trainer:
 
         A pipelined trainer has already collected the next rollout; the state
         saved is the one that rollout was collected from, and the resumed run
-        collects it again.
+        collects it again.  ``shards`` holds each shard's games, pending decisions
+        and generators (one shard in-process, one per worker).
         """
-        if self._next is not None and self._ahead_state is not None:
-            ahead = self._ahead_state
+        ahead = self._next is not None
+        if ahead and self._ahead_actor is not None:
+            actor, ahead_steps = self._ahead_actor, self._ahead_steps
         else:
-            ahead = self._collect_state(self.env_steps)
+            actor = {k: v.detach().cpu().clone() for k, v in self.actor.state_dict().items()}
+            ahead_steps = self.env_steps
+        shards = [{"game": {k: pack_array(v) for k, v in st["game"].items()},
+                   "pending": {k: pack_array(v) for k, v in st["pending"].items()},
+                   "torch_gen": st["torch_gen"], "np_rng": st["np_rng"]}
+                  for st in self.collection.states(ahead)]
         return {
             "updates": self.updates,
             "env_steps": self.env_steps,
-            "ahead_env_steps": ahead["env_steps"],
+            "ahead_env_steps": ahead_steps,
             "optimizer": self.opt.state_dict(),
             "learn_gen": self.learn_gen.get_state(),
-            "torch_gen": ahead["torch_gen"],
-            "np_rng": ahead["np_rng"],
-            "actor": ahead["actor"],
-            "game": {k: pack_array(v) for k, v in ahead["game"].items()},
-            "pending": {k: pack_array(v) for k, v in ahead["pending"].items()},
+            "actor": actor,
+            "shards": shards,
             "pool": [{"update": u, "model": s} for u, s in self.pool],
             "rules": dataclasses.asdict(self.rules),
         }
@@ -563,22 +466,30 @@ class Trainer:
     def _load_trainer_state(self, st: dict[str, Any], model: dict[str, Any],
                             path: str | Path) -> None:
         self._check_rules(st.get("rules"), path)
-        game = {k: unpack_array(v) for k, v in st["game"].items()}
-        if game["hands"].shape[0] != self.num_games:
-            raise CheckpointError(f"{path}: the checkpoint has {game['hands'].shape[0]} games; "
-                                  f"env.num_games is {self.num_games}")
-        columns = game["sheet_scores"].shape[-1]
-        if columns != self.rules.columns:
-            raise CheckpointError(f"{path}: the checkpoint's games have {columns} score "
-                                  f"columns; this run's rules ({self.cfg['env']['rules']!r}) "
-                                  f"have columns = {self.rules.columns}")
-        pending = {k: unpack_array(v) for k, v in st["pending"].items()}
-        for key, want in empty_pending(self.num_games, self.model.in_dim).items():
-            got = pending.get(key)
-            if got is None or got.shape != want.shape or got.dtype != want.dtype:
-                shown = None if got is None else f"{got.dtype}{list(got.shape)}"
-                raise CheckpointError(f"{path}: pending decisions {key!r} are {shown}, expected "
-                                      f"{want.dtype}{list(want.shape)}")
+        # Checkpoints before shards were saved hold one shard's keys at the top level.
+        saved = st["shards"] if "shards" in st else [
+            {k: st[k] for k in ("game", "pending", "torch_gen", "np_rng")}]
+        if len(saved) != self.collection.count:
+            had = len(saved)
+            how = ("--workers 0 or 1" if had == 1 else f"--workers {had}")
+            raise CheckpointError(
+                f"{path}: the run was collected in {had} shard(s) and this one has "
+                f"{self.collection.count} (one per worker, one in-process): the games "
+                f"cannot be re-dealt mid-run; resume it with {how}")
+        shards = []
+        bounds = shard_bounds(self.num_games, len(saved))
+        in_dim = self.model.in_dim
+        for i, entry in enumerate(saved):
+            state = {"game": {k: unpack_array(v) for k, v in entry["game"].items()},
+                     "pending": {k: unpack_array(v) for k, v in entry["pending"].items()},
+                     "torch_gen": entry["torch_gen"], "np_rng": entry["np_rng"]}
+            start, stop = bounds[i]
+            try:
+                check_shard_state(state, i, stop - start, in_dim, self.rules.columns)
+                GameState.from_dict(state["game"], self.rules)  # validates the games
+            except ValueError as exc:
+                raise CheckpointError(f"{path}: {exc}") from exc
+            shards.append(state)
         shapes = {k: tuple(v.shape) for k, v in self.model.state_dict().items()}
         for i, entry in enumerate(st["pool"]):
             got = {k: tuple(v.shape) for k, v in entry["model"].items()}
@@ -593,18 +504,14 @@ class Trainer:
                                   f"config's model section: {exc}") from exc
         self.opt.load_state_dict(st["optimizer"])
         self.learn_gen.set_state(st["learn_gen"])
-        gen_state = st["torch_gen"]
-        self.gen.set_state(gen_state.to(self.gen.device) if self.gen.device.type != "cpu"
-                           else gen_state)
-        self.rng.bit_generator.state = st["np_rng"]
-        self.game.load_state_dict(game)  # validates the game state (ValueError)
-        self.collector.pending = pending
+        self.collection.load_states(shards)
+        if self.local is None:
+            self.collection.set_weights(self.actor)
         self.pool = [(int(p["update"]), p["model"]) for p in st["pool"]]
-        self._pool_models = {}
         self.updates = int(st["updates"])
         self.env_steps = int(st["env_steps"])
         self._next = None
-        self._ahead_state = None
+        self._ahead_actor = None
         self._resume_steps = int(st["ahead_env_steps"])
         bad = self.non_finite_parameters()
         if bad:

@@ -140,9 +140,43 @@ class Rollout:
     buffers: RolloutBuffers
     rows: torch.Tensor
     advantages: torch.Tensor
-    stats: dict[str, float]
+    hands: HandStats
     schedule: dict[str, float]
     env_steps: int
+
+    @property
+    def stats(self) -> dict[str, float]:
+        """The hands and matches of the rollout, as scalars to log."""
+        return self.hands.summary()
+
+    def pack(self) -> dict[str, Any]:
+        """The decisions to train as plain numpy arrays (rows in training order), for
+        sending from a worker: only the rows learned from, nothing of the buffers' rest."""
+        rows, b = self.rows, self.buffers
+        return {"obs": b.obs[rows].numpy(), "mask": b.mask[rows].numpy(),
+                "act": b.act[rows].numpy(), "logp": b.logp[rows].numpy(),
+                "val": b.val[rows].numpy(), "teacher": b.teacher[rows].numpy(),
+                "advantages": self.advantages.numpy(), "hands": self.hands,
+                "schedule": self.schedule, "env_steps": self.env_steps}
+
+
+def unpack_rollouts(parts: list[dict[str, Any]], bufs: RolloutBuffers) -> Rollout:
+    """One :class:`Rollout` of the :meth:`Rollout.pack` ed ``parts``, in order, copied into
+    ``bufs``: the decisions of shard 0 first, as if one collector had played them all."""
+    total = sum(int(p["advantages"].shape[0]) for p in parts)
+    if total > bufs.obs.shape[0]:
+        raise ValueError(f"{total} decisions do not fit buffers of {bufs.obs.shape[0]} rows")
+    start = 0
+    hands = HandStats()
+    for part in parts:
+        n = int(part["advantages"].shape[0])
+        for name in ("obs", "mask", "act", "logp", "val", "teacher"):
+            getattr(bufs, name)[start : start + n].numpy()[:] = part[name]
+        start += n
+        hands.merge(part["hands"])
+    advantages = torch.from_numpy(np.concatenate([p["advantages"] for p in parts]))
+    return Rollout(bufs, torch.arange(total), advantages, hands, dict(parts[0]["schedule"]),
+                   sum(int(p["env_steps"]) for p in parts))
 
 
 # --------------------------------------------------------------------------- statistics
@@ -183,6 +217,16 @@ class HandStats:
                 rec = self.vs.setdefault(kind, [0, 0])
                 rec[0] += int(info["match_winner"][r] == seat)
                 rec[1] += 1
+
+    def merge(self, other: HandStats) -> None:
+        """Add ``other``'s counts (another shard's rollout) to these."""
+        for name in ("hands", "gin", "knocks", "undercut", "dead", "knock_deadwood",
+                     "matches"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for kind, (w, n) in other.vs.items():
+            rec = self.vs.setdefault(kind, [0, 0])
+            rec[0] += w
+            rec[1] += n
 
     def summary(self) -> dict[str, float]:
         h = max(self.hands, 1)
@@ -370,7 +414,7 @@ class RolloutCollector:
             row_adv = np.concatenate([row_adv, g.advantages[0].reshape(-1)[carried]])
         self._carry_pending(g, buffer_row, bufs)
         return Rollout(bufs, torch.from_numpy(rows), torch.from_numpy(row_adv.astype(np.float32)),
-                       stats.summary(), schedule, b * steps)
+                       stats, schedule, b * steps)
 
     def _carry_pending(self, g: GaeResult, buffer_row: np.ndarray, bufs: RolloutBuffers) -> None:
         """The decisions still waiting for a successor become the next rollout's slot 0."""
@@ -392,4 +436,4 @@ class RolloutCollector:
 
 
 __all__ = ["GaeResult", "HandStats", "OpponentAssignment", "Rollout", "RolloutBuffers",
-           "RolloutCollector", "empty_pending", "posted_points", "stream_gae"]
+           "RolloutCollector", "empty_pending", "posted_points", "stream_gae", "unpack_rollouts"]

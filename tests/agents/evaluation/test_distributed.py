@@ -21,55 +21,28 @@ from agents.evaluation.cluster import check_workers, require_ray
 from agents.evaluation.distributed import chunks_for
 from agents.evaluation.tournament import run_tournament
 from tests.helpers.paths import ROOT
+from tests.helpers.ray_cluster import actor_pids, alive, descendants, two_node_cluster
 
 ray = pytest.importorskip("ray", reason="needs Ray: pip install 'hgin[ray]'")
 
 
-def _descendants(pid: int) -> set[int]:
-    """Every live process below ``pid``, read from /proc (no psutil needed)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry.name))
-    out, todo = set(), [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in out:
-                out.add(child)
-                todo.append(child)
-    return out
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[Any]:
-    before = _descendants(os.getpid())
+    before = descendants(os.getpid())
     ray.init(num_cpus=2, include_dashboard=False, configure_logging=False,
              log_to_driver=False)
-    started = _descendants(os.getpid()) - before
+    started = descendants(os.getpid()) - before
     try:
         yield ray
     finally:
         ray.shutdown()
         for pid in started:  # anything ray.shutdown left behind is stopped by its id
-            if _alive(pid):
+            if alive(pid):
                 try:
                     os.kill(pid, 9)
                 except ProcessLookupError:
                     pass
-        left = [pid for pid in started if _alive(pid)]
+        left = [pid for pid in started if alive(pid)]
         assert left == [], f"Ray processes still running: {left}"
 
 
@@ -167,15 +140,7 @@ def test_hgin_evaluate_address_needs_workers_and_a_cluster() -> None:
 
 
 def _worker_pids() -> list[int]:
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if (entry / "cmdline").read_bytes().startswith(b"ray::_MatchWorker"):
-                    pids.append(int(entry.name))
-            except OSError:
-                continue
-    return sorted(pids)
+    return actor_pids("_MatchWorker")
 
 
 def test_a_killed_worker_is_replaced_and_the_results_do_not_change(local_ray: Any) -> None:
@@ -208,99 +173,38 @@ def test_a_two_node_cluster_plays_on_both_nodes_and_survives_losing_one(tmp_path
     each), ``hgin evaluate --workers 2 --address``: the chunks run on both nodes; then the
     second node's raylet is killed mid-run and the tournament still ends with the
     in-process table.  Every process the two ``ray start`` calls began is stopped by id."""
-    import socket
+    import time
 
-    ray_cli = str(Path(sys.executable).with_name("ray"))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    import secrets
-
-    # Ray's servers listen on every interface (Ray 2.60 has no switch to bind them to
-    # 127.0.0.1), so the cluster takes a token only this test knows.
-    env = dict(os.environ, PYTHONPATH=str(ROOT), RAY_USAGE_STATS_ENABLED="0",
-               RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(32))
-    import shutil
-    import tempfile
-
-    temp = Path(tempfile.mkdtemp(prefix="hgin-ray-", dir="/tmp"))  # Unix sockets: short
-    common = ["--num-cpus=1", "--node-ip-address=127.0.0.1", "--disable-usage-stats",
-              f"--temp-dir={temp}"]
-    started: set[int] = set()
-    try:
-        subprocess.run([ray_cli, "start", "--head", f"--port={port}",
-                        "--include-dashboard=false", *common], check=True, env=env,
-                       capture_output=True, timeout=120)
-        head = _ray_processes(temp)
-        subprocess.run([ray_cli, "start", f"--address=127.0.0.1:{port}",
-                        "--resources={\"second_node\": 1}", *common], check=True, env=env,
-                       capture_output=True, timeout=120)
-        started = _ray_processes(temp)
-        second_raylets = [pid for pid in started - head if b"second_node" in _cmdline(pid)
-                          and b"raylet" in _cmdline(pid)]
-        assert second_raylets, "the second node's raylet was not found"
-        args = ["evaluate", "--agents", "simple", "strong", "--matches", "32",
-                "--batch-size", "2", "--no-progress", "--seed", "3"]
-        here = _hgin(*args, "--json", str(tmp_path / "here.json"))
-        first = _hgin(*args, "--workers", "2", "--address", f"127.0.0.1:{port}",
-                      "--json", str(tmp_path / "first.json"), env=env)
+    args = ["evaluate", "--agents", "simple", "strong", "--matches", "32",
+            "--batch-size", "2", "--no-progress", "--seed", "3"]
+    here = _hgin(*args, "--json", str(tmp_path / "here.json"))
+    with two_node_cluster() as cluster:
+        first = _hgin(*args, "--workers", "2", "--address", cluster.address,
+                      "--json", str(tmp_path / "first.json"), env=cluster.env)
         assert first.returncode == 0, first.stderr
         assert "on 2 node(s)" in first.stderr
         run = subprocess.Popen([sys.executable, "-m", "agents.cli", *args, "--workers", "2",
-                                "--address", f"127.0.0.1:{port}", "--json",
-                                str(tmp_path / "lost.json")], env=env, cwd=ROOT,
+                                "--address", cluster.address, "--json",
+                                str(tmp_path / "lost.json")], env=cluster.env, cwd=ROOT,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        import time
-
-        deadline = time.monotonic() + 120
-        while not _worker_pids() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        time.sleep(1.0)
-        for pid in second_raylets:
-            os.kill(pid, 9)
-        _, err = run.communicate(timeout=300)
+        try:
+            deadline = time.monotonic() + 120
+            while not _worker_pids() and time.monotonic() < deadline:
+                time.sleep(0.2)
+            time.sleep(1.0)
+            for pid in cluster.second_raylets:
+                os.kill(pid, 9)
+            _, err = run.communicate(timeout=300)
+        finally:
+            if run.poll() is None:
+                run.kill()
+                run.wait()
         assert run.returncode == 0, err
         assert "played again after a lost worker" in err, err
-        assert here.returncode == 0
-        drop = {"seconds", "elapsed_s", "pair_seconds"}
+    assert here.returncode == 0
+    drop = {"seconds", "elapsed_s", "pair_seconds"}
 
-        def load(name: str) -> Any:
-            return json.loads((tmp_path / name).read_text(),
-                              object_hook=lambda d: {k: v for k, v in d.items()
-                                                     if k not in drop})
-        assert load("here.json") == load("first.json") == load("lost.json")
-    finally:  # stop every process of the two nodes, by id, until none is left
-        import time
-
-        for _ in range(20):
-            started |= _ray_processes(temp)
-            alive = [pid for pid in started if _alive(pid)]
-            if not alive:
-                break
-            for pid in alive:
-                try:
-                    os.kill(pid, 9)
-                except ProcessLookupError:
-                    pass
-            time.sleep(0.5)
-        shutil.rmtree(temp, ignore_errors=True)
-    assert [pid for pid in started if _alive(pid)] == []
-
-
-def _cmdline(pid: int) -> bytes:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return b""
-
-
-def _ray_processes(temp_dir: Path) -> set[int]:
-    """The processes of the Ray nodes that use ``temp_dir`` (GCS, raylets, agents) and
-    everything below them (the workers): no other Ray on the machine is touched."""
-    mark = str(temp_dir).encode()
-    roots = {int(e.name) for e in Path("/proc").iterdir()
-             if e.name.isdigit() and mark in _cmdline(int(e.name))}
-    out = set(roots)
-    for pid in roots:
-        out |= _descendants(pid)
-    return out
+    def load(name: str) -> Any:
+        return json.loads((tmp_path / name).read_text(),
+                          object_hook=lambda d: {k: v for k, v in d.items() if k not in drop})
+    assert load("here.json") == load("first.json") == load("lost.json")

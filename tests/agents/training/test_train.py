@@ -849,8 +849,8 @@ def test_resume_errors_name_the_file_and_the_setting(tmp_path: Path,
     rules.write_text('profile = "friendly"\ncolumns = 3\n')
     # A game state the engine refuses (or cannot hold) is the checkpoint's fault.
     ckpt = load_checkpoint(latest)
-    hands = ckpt["trainer"]["game"]["hands"]["data"]
-    ckpt["trainer"]["game"]["hands"]["data"] = torch.cat([hands, hands[:, :1]], dim=1)
+    hands = ckpt["trainer"]["shards"][0]["game"]["hands"]["data"]
+    ckpt["trainer"]["shards"][0]["game"]["hands"]["data"] = torch.cat([hands, hands[:, :1]], dim=1)
     ckpt["checksums"] = checksums(ckpt)
     broken = tmp_path / "broken.pt"
     atomic_save(ckpt, broken)
@@ -1135,9 +1135,9 @@ def test_hostile_game_state_in_a_checkpoint_is_refused_quickly(what: str, change
     trainer = Trainer(tiny_config())
     trainer.update()
     ckpt = trainer.checkpoint()
-    game = {k: unpack_array(v) for k, v in ckpt["trainer"]["game"].items()}
+    game = {k: unpack_array(v) for k, v in ckpt["trainer"]["shards"][0]["game"].items()}
     change(game)
-    ckpt["trainer"]["game"] = {k: pack_array(v) for k, v in game.items()}
+    ckpt["trainer"]["shards"][0]["game"] = {k: pack_array(v) for k, v in game.items()}
     fresh = Trainer(tiny_config())
     before = fresh.game.state_dict()
     start = time.perf_counter()
@@ -1158,3 +1158,23 @@ def test_fuzz_checkpoint_loaders(tmp_path_factory, data: bytes) -> None:
     for load in (load_checkpoint, load_torch_agent):
         with pytest.raises(CheckpointError, match=r"random\.pt"):
             load(path)
+
+
+def test_a_checkpoint_from_before_shards_resumes_as_one_shard() -> None:
+    """Checkpoints written before the games were kept per shard hold one shard's games,
+    pending decisions and generators at the top of the trainer state: they resume as the
+    one shard of an in-process run, exactly."""
+    whole = Trainer(tiny_config())
+    for _ in range(3):
+        whole.update()
+    first = Trainer(tiny_config())
+    first.update()
+    ckpt = first.checkpoint()
+    state = ckpt["trainer"]
+    state.update(state.pop("shards")[0])  # the old layout
+    resumed = Trainer(tiny_config())
+    resumed.load_trainer_state(ckpt, "old.pt")
+    for _ in range(2):
+        resumed.update()
+    for key, value in whole.model.state_dict().items():
+        assert torch.equal(value, resumed.model.state_dict()[key]), key
