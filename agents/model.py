@@ -281,10 +281,13 @@ class PolicyValueNet(nn.Module):
         values = coef[:, :, -1:] * self.card_values.view(1, 1, NUM_CARDS)
         return (direct + partners + values).view(b, 2 * NUM_CARDS)
 
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, x: torch.Tensor, detach_value: bool = False
+                ) -> tuple[torch.Tensor, torch.Tensor]:
         """Raw logits (B, A) (plus the knock gate column with ``knock_gate``) and values (B,).
 
-        Turn them into the policy with :func:`masked_logits`.
+        Turn them into the policy with :func:`masked_logits`.  ``detach_value`` keeps
+        the value loss out of the trunk (training with a critic of its own, the value
+        head still learns to read the policy's features).
         """
         h = self.trunk(x)
         logits = self.policy(h)
@@ -301,7 +304,7 @@ class PolicyValueNet(nn.Module):
             else:
                 parts.append(logits[:, 2 * NUM_CARDS :])
             logits = torch.cat(parts, 1)
-        return logits, self.value(h).squeeze(-1)
+        return logits, self.value(h.detach() if detach_value else h).squeeze(-1)
 
 
 #: The knock gate's log-odds are squashed into [-GATE_BOUND, GATE_BOUND]: a

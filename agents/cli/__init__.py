@@ -29,6 +29,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
               "play in the browser: a local web server (needs the 'web' extra)"),
     "replay": ("hgin_env.apps.replay", "main",
                "verify match records move by move, print a match, or write its HTML page"),
+    "plot": ("agents.cli.plot", "main",
+             "learning curves of training runs (win rate over steps, one line per seed)"),
 }
 
 

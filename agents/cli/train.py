@@ -17,7 +17,8 @@ scalars, ``checkpoints/latest.pt`` (the full training state,
 atomically replaced every ``run.checkpoint_every`` updates and on Ctrl-C /
 SIGTERM), ``agent_final.pt`` and ``agent_best.pt`` (model-only agents for
 ``make_agent("ckpt:PATH")``), ``agents/update_NNNNN.pt`` at each evaluation,
-``eval.jsonl``, and ``records/eval_NNNNN.jsonl.gz`` (``records/final_eval.jsonl.gz``
+``eval.jsonl``, ``final_eval.json``, ``learning_curve.png`` / ``.svg`` (``hgin plot``
+draws several runs), and ``records/eval_NNNNN.jsonl.gz`` (``records/final_eval.jsonl.gz``
 for the final evaluation): the first ``run.eval_record_matches`` matches against
 each opponent as match records (docs/records.md).  At the end it prints the
 evaluation table of the new agent against the baselines.
@@ -59,7 +60,8 @@ PROG = "train.py"
 #: Settings a resumed run cannot change: they fix the network, the games' state and
 #: the rules the checkpoint was trained for.
 FIXED_ON_RESUME = (("env", "rules"), ("env", "num_games"), ("model", "hidden"),
-                   ("model", "card_head"), ("model", "features"), ("model", "knock_gate"))
+                   ("model", "card_head"), ("model", "features"), ("model", "knock_gate"),
+                   ("model", "critic"), ("model", "critic_hidden"))
 
 
 EXIT_CODES = """\
@@ -642,11 +644,28 @@ def _train_with(args: argparse.Namespace, cfg: dict[str, Any], ckpt: dict[str, A
                              record_path=logdir / "records" / "final_eval.jsonl.gz")
         for spec, r in res.items():
             writer.add_scalar(f"final_eval/{spec}_win_rate", r["win_rate"], trainer.env_steps)
+        (logdir / "final_eval.json").write_text(json.dumps(
+            {"update": trainer.updates, "env_steps": trainer.env_steps, "seed": 7,
+             "results": res}, indent=1) + "\n")
         print_table(res, final_table_title(logdir / "agent_final.pt", cfg["env"]["rules"]))
         result["final_eval"] = res
     writer.close()
     print(f"agent: {logdir / 'agent_final.pt'}  (best by evaluation: {logdir / 'agent_best.pt'})")
+    curve = draw_learning_curve(logdir)
+    if curve:
+        print(f"learning curve: {curve}")
     return result
+
+
+def draw_learning_curve(logdir: Path) -> Path | None:
+    """``learning_curve.png`` / ``.svg`` of the run's evaluations, if it had any."""
+    from agents.training.curves import plot_runs, read_run
+
+    try:
+        run = read_run(logdir)
+    except ValueError:
+        return None
+    return plot_runs([run], logdir / "learning_curve")[0]
 
 
 def main(argv: list[str] | None = None, prog: str = PROG) -> int:

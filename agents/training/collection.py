@@ -8,13 +8,14 @@ trainer does not know which one it has:
 * ``states(ahead)`` are the shards' states: those the rollout started last began from
   (``ahead``: a pipelined trainer holds that rollout, not yet learned from), or the
   current ones; ``load_states`` continues from saved ones.
-* ``count`` is the number of shards, ``report()`` what happened to the workers (nothing,
-  here), ``close()`` frees them.
+* ``count`` is the number of shards, ``report()`` scalars to log (the collection's own
+  time; what happened to the workers), ``close()`` frees them.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,8 +43,13 @@ class LocalCollection:
         self._box: dict[str, Any] = {}
         self._start_states: list[dict[str, Any]] | None = None
 
-    def set_weights(self, model: PolicyValueNet) -> None:
-        self.shard.actor.load_state_dict(model.state_dict())
+    def set_weights(self, model: PolicyValueNet, critic: torch.nn.Module | None = None) -> None:
+        """The weights that play the next rollouts (the trainer's own copies here, shared
+        with the shard: nothing to do unless they are other modules)."""
+        if model is not self.shard.actor:
+            self.shard.actor.load_state_dict(model.state_dict())
+        if critic is not None and critic is not self.shard.critic:
+            self.shard.critic.load_state_dict(critic.state_dict())
 
     def start(self, plan: CollectPlan, pool: list[tuple[int, Mapping[str, torch.Tensor]]]
               ) -> None:
@@ -56,10 +62,12 @@ class LocalCollection:
         self._box = box
 
         def work() -> None:
+            start = time.perf_counter()
             try:
                 box["batch"] = self.shard.collect(plan, bufs)
             except BaseException as exc:  # re-raised in the learner's thread
                 box["error"] = exc
+            box["seconds"] = time.perf_counter() - start
 
         if not self.pipeline:
             work()
@@ -84,7 +92,9 @@ class LocalCollection:
         self.shard.load_state(states[0])
 
     def report(self) -> dict[str, float]:
-        return {}
+        """The collection's own time for the last rollout (overlapped with learning when
+        pipelined)."""
+        return {"perf/actor_collect_s": float(self._box.get("seconds", 0.0))}
 
     def close(self) -> None:
         if self._thread is not None:

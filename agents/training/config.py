@@ -81,6 +81,10 @@ SCHEMA: dict[str, dict[str, Spec]] = {
                     "an integer number of torch threads per Python thread in 0..1024 "
                     "(0 = torch's default)"),
         "pipeline": (bool, True, None, "true or false (collect the next rollout while learning)"),
+        "learner_precision": (str, "fp32", lambda x: x in ("fp32", "bf16"),
+                              "'fp32' or 'bf16' (the learner's forward and backward passes "
+                              "under torch.autocast to bfloat16; weights, losses and the "
+                              "optimiser stay fp32)"),
         "checkpoint_every": (int, 20, _between(1, MAX_STEPS), "a positive integer of updates"),
         "eval_every": (int, 20, _between(0, MAX_STEPS),
                        "a non-negative integer of updates (0 = only at the end)"),
@@ -116,6 +120,14 @@ SCHEMA: dict[str, dict[str, Spec]] = {
         "features": (str, "draw", lambda x: x in ("none", "draw", "knock"),
                      "'none', 'draw' or 'knock' (draw plus knock features)"),
         "knock_gate": (bool, False, None, "true or false (knock-or-not as one bounded choice)"),
+        "critic": (str, "shared", lambda x: x in ("shared", "privileged"),
+                   "'shared' (the policy network's value head) or 'privileged' (a network "
+                   "of its own that also sees the opponent's hand and the stock; training "
+                   "only)"),
+        "critic_hidden": (list, [256, 128], _hidden,
+                          f"the privileged critic's layer widths: a list of "
+                          f"1..{MAX_HIDDEN_LAYERS} integers in "
+                          f"{HIDDEN_WIDTH_RANGE[0]}..{HIDDEN_WIDTH_RANGE[1]}"),
     },
     "ppo": {
         "lr": (_NUMBER, 3e-4, _positive_upto(MAX_LR), f"a learning rate in (0, {MAX_LR:g}]"),

@@ -31,7 +31,8 @@ import torch
 from agents.evaluation.cluster import check_capacity, connect
 from agents.model import PolicyValueNet
 from agents.training.rollout import Rollout, RolloutBuffers, unpack_rollouts
-from agents.training.shard import CollectPlan, Shard, build_network, shard_bounds
+from agents.training.shard import CollectPlan, Shard, build_critic, build_network, shard_bounds
+from hgin_env.hidden import HIDDEN_DIM
 
 __all__ = ["RayCollection", "WorkersLostError", "ckpt_files"]
 
@@ -75,6 +76,8 @@ class _ShardHost:
             path.write_bytes(data)
             self.spec_paths[spec] = f"ckpt:{path}"
         self.actor = build_network(config).eval()
+        self.critic = (build_critic(config, self.actor.in_dim).eval()
+                       if config["model"]["critic"] == "privileged" else None)
         self.version = -1
         self.shards: dict[int, Shard] = {}
         self.bufs: dict[int, RolloutBuffers] = {}
@@ -88,7 +91,7 @@ class _ShardHost:
     def adopt(self, index: int, count: int, state: Mapping[str, Any] | None) -> dict[str, Any]:
         """Take shard ``index`` of ``count``: fresh from its seeds, or from ``state``."""
         shard = Shard(self.config, index, count, "cpu", actor=self.actor,
-                      spec_paths=self.spec_paths)
+                      spec_paths=self.spec_paths, critic=self.critic)
         if state is not None:
             shard.load_state(state)
         self.shards[index] = shard
@@ -104,7 +107,9 @@ class _ShardHost:
         import ray
 
         if version != self.version:
-            self.actor.load_state_dict(_torch_weights(weights))
+            self.actor.load_state_dict(_torch_weights(weights["actor"]))
+            if self.critic is not None:
+                self.critic.load_state_dict(_torch_weights(weights["critic"]))
             self.version = version
         wanted = {u for u, _ in pool}
         self.snapshots = {u: s for u, s in self.snapshots.items() if u in wanted}
@@ -160,7 +165,9 @@ class RayCollection:
         self._actor_seconds: list[float] = [0.0] * workers
         b = int(config["env"]["num_games"])
         in_dim = build_network(config).in_dim
-        self._bufs = RolloutBuffers(int(config["env"]["rollout_steps"]) * b + 2 * b, in_dim)
+        hidden = HIDDEN_DIM if config["model"]["critic"] == "privileged" else 0
+        self._bufs = RolloutBuffers(int(config["env"]["rollout_steps"]) * b + 2 * b, in_dim,
+                                    hidden)
         try:
             for _ in range(workers):
                 self.hosts.append(self._new_host())
@@ -182,10 +189,14 @@ class RayCollection:
         return len({w.get("node") for w in self.where if w})
 
     # ------------------------------------------------------------------ weights and pool
-    def set_weights(self, model: PolicyValueNet) -> None:
+    def set_weights(self, model: PolicyValueNet, critic: torch.nn.Module | None = None
+                    ) -> None:
         """Put the behaviour weights into the object store: one object for every worker."""
         self._version += 1
-        self._weights_ref = self.ray.put(_numpy_weights(model))
+        weights = {"actor": _numpy_weights(model)}
+        if critic is not None:
+            weights["critic"] = _numpy_weights(critic.state_dict())
+        self._weights_ref = self.ray.put(weights)
 
     def _pool(self, pool: list[tuple[int, Mapping[str, torch.Tensor]]]) -> list[tuple[int, Any]]:
         """The pool as ``(update, ref)``: each snapshot is put into the object store once."""

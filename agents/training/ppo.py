@@ -35,17 +35,20 @@ from torch import nn
 from agents.model import PolicyValueNet, logp_entropy, masked_logits
 from agents.torch_agent import CheckpointError, make_checkpoint, pack_array, unpack_array
 from agents.training.collection import LocalCollection
+from agents.training.critic import PrivilegedCritic
 from agents.training.rollout import OpponentAssignment, Rollout, RolloutBuffers
 from agents.training.shard import (
     KINDS,
     CollectPlan,
     PoolAgent,
     Shard,
+    build_critic,
     build_network,
     check_shard_state,
     make_baseline,
     shard_bounds,
 )
+from hgin_env.hidden import HIDDEN_DIM
 from hgin_env.rules import load_rules
 from hgin_env.state import GameState
 
@@ -93,7 +96,18 @@ class Trainer:
         self.model = build_network(config).to(self.device)
         self.actor = PolicyValueNet.from_arch(self.model.arch()).to(self.device).eval()
         self.actor.load_state_dict(self.model.state_dict())
-        self.opt = torch.optim.Adam(self.model.parameters(), lr=config["ppo"]["lr"], eps=1e-5)
+        #: The privileged critic (``model.critic = "privileged"``) and the copy that values
+        #: the rollouts, or ``None`` (the policy network's own value head).
+        self.critic: PrivilegedCritic | None = None
+        self.critic_actor: PrivilegedCritic | None = None
+        params = list(self.model.parameters())
+        if config["model"]["critic"] == "privileged":
+            self.critic = build_critic(config, self.model.in_dim).to(self.device)
+            self.critic_actor = build_critic(config, self.model.in_dim).to(self.device).eval()
+            self.critic_actor.load_state_dict(self.critic.state_dict())
+            params += list(self.critic.parameters())
+        self.params = params
+        self.opt = torch.optim.Adam(params, lr=config["ppo"]["lr"], eps=1e-5)
         self.learn_gen = torch.Generator()  # learning: minibatch order
         self.learn_gen.manual_seed(seed * 7919 + 2)
         self.rules = load_rules(env["rules"])
@@ -109,7 +123,8 @@ class Trainer:
         self.workers = int(dist["workers"])
         self.collection: Any
         if self.workers == 0:
-            self.local: Shard | None = Shard(config, 0, 1, self.device, actor=self.actor)
+            self.local: Shard | None = Shard(config, 0, 1, self.device, actor=self.actor,
+                                             critic=self.critic_actor)
             self.collection = LocalCollection(self.local, self.pipeline)
         else:
             from agents.training.distributed import RayCollection
@@ -118,10 +133,11 @@ class Trainer:
             self.collection = RayCollection(config, self.workers, dist["address"] or None,
                                             int(dist["cpus_per_worker"]),
                                             int(dist["max_restarts"]), on_event)
-            self.collection.set_weights(self.actor)
+            self.collection.set_weights(self.actor, self.critic_actor)
         self._next: Rollout | None = None  # the rollout collected ahead (pipeline)
         self._ahead_steps = 0  # the step count its schedule was taken at
-        self._ahead_actor: dict[str, torch.Tensor] | None = None  # the weights it was played by
+        #: The weights it was played (and valued) by: ``actor``, and ``critic_actor`` if any.
+        self._ahead_actor: dict[str, dict[str, torch.Tensor]] | None = None
         self._resume_steps: int | None = None
 
     def close(self) -> None:
@@ -237,8 +253,11 @@ class Trainer:
     # ------------------------------------------------------------------ learning
     def non_finite_parameters(self) -> list[str]:
         """Names of the network's parameters holding a NaN or an infinity."""
-        names = [name for name, _ in self.model.named_parameters()]
-        flags = torch.stack([torch.isfinite(p).all() for p in self.model.parameters()])
+        named = list(self.model.named_parameters())
+        if self.critic is not None:
+            named += [(f"critic.{n}", p) for n, p in self.critic.named_parameters()]
+        names = [name for name, _ in named]
+        flags = torch.stack([torch.isfinite(p).all() for _, p in named])
         if bool(flags.all()):
             return []
         return [n for n, ok in zip(names, flags.tolist(), strict=True) if not ok]
@@ -259,6 +278,10 @@ class Trainer:
         model = self.model.train()
         dev = self.device
         imitate = bool(sched.get("imitate", 0.0))
+        bf16 = self.cfg["run"]["learner_precision"] == "bf16"
+        critic = self.critic
+        if critic is not None:
+            critic.train()
         mb = min(int(ppo["minibatch_size"]), n)
         clip = float(ppo["clip"])
         sums: dict[str, float] = {}
@@ -277,12 +300,19 @@ class Trainer:
                 ret_b = ret[sel].to(dev)
                 if ppo["normalize_advantages"] and adv_b.numel() > 1:
                     adv_b = (adv_b - adv_b.mean()) / (adv_b.std() + 1e-8)
-                logits, v = model(x)
+                with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=bf16):
+                    logits, v = model(x, detach_value=critic is not None)
+                    if critic is not None:  # the value learned from; the head's own below
+                        own_v = v.float()
+                        v = critic(x, bufs.hidden[rows].to(dev))
+                logits, v = logits.float(), v.float()
                 logp, ent, kent = logp_entropy(logits, m, a,
                                                knock=sched["knock_ent_coef"] > 0)
                 log_ratio = logp - old
                 ratio = log_ratio.exp()
                 vloss = 0.5 * (v - ret_b).square().mean()
+                head_loss = (0.5 * (own_v - ret_b).square().mean() if critic is not None
+                             else None)
                 entropy = ent.mean()
                 knock_ent = kent.mean()
                 if imitate:
@@ -311,9 +341,13 @@ class Trainer:
                          f"{count + 1}, learning rate {sched['lr']:g}")
                 if not bool(torch.isfinite(loss)):
                     raise TrainingDivergedError(f"the loss is {float(loss)} at {where}")
+                if head_loss is not None:  # the policy's value head, on its features only
+                    loss = loss + ppo["vf_coef"] * head_loss
+                    sums["loss/policy_value_head"] = (sums.get("loss/policy_value_head", 0.0)
+                                                      + float(head_loss.detach()))
                 self.opt.zero_grad(set_to_none=True)
                 loss.backward()
-                gnorm = nn.utils.clip_grad_norm_(model.parameters(), ppo["max_grad_norm"])
+                gnorm = nn.utils.clip_grad_norm_(self.params, ppo["max_grad_norm"])
                 if not bool(torch.isfinite(gnorm)):
                     raise TrainingDivergedError(f"the gradient norm is {float(gnorm)} at {where}")
                 self.opt.step()
@@ -351,15 +385,24 @@ class Trainer:
     # ------------------------------------------------------------------ one update
     def _sync_actor(self) -> None:
         self.actor.load_state_dict(self.model.state_dict())
+        if self.critic is not None and self.critic_actor is not None:
+            self.critic_actor.load_state_dict(self.critic.state_dict())
         if self.local is None:
-            self.collection.set_weights(self.actor)
+            self.collection.set_weights(self.actor, self.critic_actor)
+
+    def _behaviour(self) -> dict[str, dict[str, torch.Tensor]]:
+        """Copies of the weights that play (and value) the rollouts now."""
+        out = {"actor": {k: v.detach().cpu().clone() for k, v in self.actor.state_dict().items()}}
+        if self.critic_actor is not None:
+            out["critic_actor"] = {k: v.detach().cpu().clone()
+                                   for k, v in self.critic_actor.state_dict().items()}
+        return out
 
     def _launch(self, env_steps: int) -> None:
         """Start collecting the rollout whose schedule is taken at ``env_steps``."""
         self._ahead_steps = env_steps
         if self.pipeline:  # saved with a checkpoint taken while the rollout is ahead
-            self._ahead_actor = {k: v.detach().cpu().clone()
-                                 for k, v in self.actor.state_dict().items()}
+            self._ahead_actor = self._behaviour()
         self.collection.start(self.plan(env_steps), self.pool)
 
     def update(self) -> dict[str, Any]:
@@ -414,10 +457,9 @@ class Trainer:
         """
         ahead = self._next is not None
         if ahead and self._ahead_actor is not None:
-            actor, ahead_steps = self._ahead_actor, self._ahead_steps
+            behaviour, ahead_steps = self._ahead_actor, self._ahead_steps
         else:
-            actor = {k: v.detach().cpu().clone() for k, v in self.actor.state_dict().items()}
-            ahead_steps = self.env_steps
+            behaviour, ahead_steps = self._behaviour(), self.env_steps
         shards = [{"game": {k: pack_array(v) for k, v in st["game"].items()},
                    "pending": {k: pack_array(v) for k, v in st["pending"].items()},
                    "torch_gen": st["torch_gen"], "np_rng": st["np_rng"]}
@@ -428,7 +470,8 @@ class Trainer:
             "ahead_env_steps": ahead_steps,
             "optimizer": self.opt.state_dict(),
             "learn_gen": self.learn_gen.get_state(),
-            "actor": actor,
+            **behaviour,
+            **({"critic": self.critic.state_dict()} if self.critic is not None else {}),
             "shards": shards,
             "pool": [{"update": u, "model": s} for u, s in self.pool],
             "rules": dataclasses.asdict(self.rules),
@@ -466,6 +509,10 @@ class Trainer:
     def _load_trainer_state(self, st: dict[str, Any], model: dict[str, Any],
                             path: str | Path) -> None:
         self._check_rules(st.get("rules"), path)
+        if (self.critic is None) != ("critic" not in st):
+            had = "a privileged critic" if "critic" in st else "the shared value head"
+            raise CheckpointError(f"{path}: the run was trained with {had}; model.critic "
+                                  f"is {self.cfg['model']['critic']!r} now")
         # Checkpoints before shards were saved hold one shard's keys at the top level.
         saved = st["shards"] if "shards" in st else [
             {k: st[k] for k in ("game", "pending", "torch_gen", "np_rng")}]
@@ -485,7 +532,8 @@ class Trainer:
                      "torch_gen": entry["torch_gen"], "np_rng": entry["np_rng"]}
             start, stop = bounds[i]
             try:
-                check_shard_state(state, i, stop - start, in_dim, self.rules.columns)
+                check_shard_state(state, i, stop - start, in_dim, self.rules.columns,
+                                  HIDDEN_DIM if self.critic is not None else 0)
                 GameState.from_dict(state["game"], self.rules)  # validates the games
             except ValueError as exc:
                 raise CheckpointError(f"{path}: {exc}") from exc
@@ -499,14 +547,17 @@ class Trainer:
         try:
             self.model.load_state_dict(model)
             self.actor.load_state_dict(st["actor"])
-        except RuntimeError as exc:
+            if self.critic is not None and self.critic_actor is not None:
+                self.critic.load_state_dict(st["critic"])
+                self.critic_actor.load_state_dict(st["critic_actor"])
+        except (RuntimeError, KeyError) as exc:
             raise CheckpointError(f"{path}: the checkpoint's network does not fit this "
                                   f"config's model section: {exc}") from exc
         self.opt.load_state_dict(st["optimizer"])
         self.learn_gen.set_state(st["learn_gen"])
         self.collection.load_states(shards)
         if self.local is None:
-            self.collection.set_weights(self.actor)
+            self.collection.set_weights(self.actor, self.critic_actor)
         self.pool = [(int(p["update"]), p["model"]) for p in st["pool"]]
         self.updates = int(st["updates"])
         self.env_steps = int(st["env_steps"])

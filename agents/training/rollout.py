@@ -29,6 +29,7 @@ import torch
 from agents.model import PolicyValueNet, masked_logits, sample_masked
 from hgin_env.actions import NUM_ACTIONS
 from hgin_env.engine.vector import VectorGame
+from hgin_env.hidden import HIDDEN_DIM, encode_hidden
 
 # --------------------------------------------------------------------------- GAE
 
@@ -108,8 +109,10 @@ def stream_gae(
 class RolloutBuffers:
     """Flat storage of one rollout's learner decisions (and the carried ones)."""
 
-    def __init__(self, cap: int, in_dim: int) -> None:
+    def __init__(self, cap: int, in_dim: int, hidden_dim: int = 0) -> None:
         self.obs = torch.zeros((cap, in_dim), dtype=torch.float32)
+        #: What the mover could not see (a privileged critic's extra input; width 0 without).
+        self.hidden = torch.zeros((cap, hidden_dim), dtype=torch.float32)
         self.mask = torch.zeros((cap, NUM_ACTIONS), dtype=torch.int8)
         self.act = torch.zeros(cap, dtype=torch.int64)
         self.logp = torch.zeros(cap, dtype=torch.float32)
@@ -153,7 +156,8 @@ class Rollout:
         """The decisions to train as plain numpy arrays (rows in training order), for
         sending from a worker: only the rows learned from, nothing of the buffers' rest."""
         rows, b = self.rows, self.buffers
-        return {"obs": b.obs[rows].numpy(), "mask": b.mask[rows].numpy(),
+        return {"obs": b.obs[rows].numpy(), "hidden": b.hidden[rows].numpy(),
+                "mask": b.mask[rows].numpy(),
                 "act": b.act[rows].numpy(), "logp": b.logp[rows].numpy(),
                 "val": b.val[rows].numpy(), "teacher": b.teacher[rows].numpy(),
                 "advantages": self.advantages.numpy(), "hands": self.hands,
@@ -170,7 +174,7 @@ def unpack_rollouts(parts: list[dict[str, Any]], bufs: RolloutBuffers) -> Rollou
     hands = HandStats()
     for part in parts:
         n = int(part["advantages"].shape[0])
-        for name in ("obs", "mask", "act", "logp", "val", "teacher"):
+        for name in ("obs", "hidden", "mask", "act", "logp", "val", "teacher"):
             getattr(bufs, name)[start : start + n].numpy()[:] = part[name]
         start += n
         hands.merge(part["hands"])
@@ -265,12 +269,13 @@ def posted_points(game: VectorGame, before: np.ndarray, info: dict[str, np.ndarr
 # --------------------------------------------------------------------------- collection
 
 
-def empty_pending(num_games: int, in_dim: int) -> dict[str, np.ndarray]:
+def empty_pending(num_games: int, in_dim: int, hidden_dim: int = 0) -> dict[str, np.ndarray]:
     """No decision waiting for its successor, per (game, seat)."""
     b = num_games
     return {
         "valid": np.zeros((b, 2), bool),
         "obs": np.zeros((b, 2, in_dim), np.float32),
+        "hidden": np.zeros((b, 2, hidden_dim), np.float32),
         "mask": np.zeros((b, 2, NUM_ACTIONS), np.int8),
         "action": np.zeros((b, 2), np.int64),
         "logp": np.zeros((b, 2), np.float32),
@@ -284,21 +289,25 @@ class RolloutCollector:
 
     ``generator`` samples the actor's actions; ``rng`` is handed to the
     opponents and the imitation teacher.  ``pending`` holds, per (game,
-    seat), the decision carried into the next rollout.
+    seat), the decision carried into the next rollout.  With a ``critic``
+    (:class:`~agents.training.critic.PrivilegedCritic`) the values come from it, on
+    the actor's input plus the hidden cards, which the buffers keep for learning.
     """
 
     def __init__(self, game: VectorGame, actor: PolicyValueNet, device: torch.device,
                  generator: torch.Generator, rng: np.random.Generator, steps: int,
-                 gamma: float, gae_lambda: float) -> None:
+                 gamma: float, gae_lambda: float, critic: Any = None) -> None:
         self.game = game
         self.actor = actor
+        self.critic = critic
+        self.hidden_dim = HIDDEN_DIM if critic is not None else 0
         self.device = device
         self.generator = generator
         self.rng = rng
         self.steps = steps
         self.gamma = gamma
         self.gae_lambda = gae_lambda
-        self.pending = empty_pending(game.num_games, actor.in_dim)
+        self.pending = empty_pending(game.num_games, actor.in_dim, self.hidden_dim)
         rules = game.rules
         #: Divisor of the shaped points reward: the points a whole match can post.
         self.points_scale = float(rules.target * rules.columns)
@@ -336,7 +345,7 @@ class RolloutCollector:
         all_games = np.arange(b)
         actions = np.zeros(b, np.int64)
         filled = 0  # rows of bufs used so far
-        actor, dev = self.actor, self.device
+        actor, critic, dev = self.actor, self.critic, self.device
         for t in range(steps):
             ob = game.observe()
             obs, mask = ob["observation"], ob["action_mask"]
@@ -349,9 +358,14 @@ class RolloutCollector:
                 m = bufs.mask[filled : filled + k]
                 x.numpy()[:] = actor.featurize(obs[learner_games])
                 m.numpy()[:] = mask[learner_games]
+                if critic is not None:
+                    hid = bufs.hidden[filled : filled + k]
+                    hid.numpy()[:] = encode_hidden(game.state, mover)[learner_games]
                 with torch.inference_mode():
                     x_dev, m_dev = (x, m) if dev.type == "cpu" else (x.to(dev), m.to(dev))
                     logits, v = actor(x_dev)
+                    if critic is not None:
+                        v = critic(x_dev, hid.to(dev))
                     if teacher is None:
                         a, lp = sample_masked(logits, m_dev, self.generator)
                     else:  # imitation: the teacher plays the learner's seats
@@ -404,6 +418,8 @@ class RolloutCollector:
             in_dim = bufs.obs.shape[1]
             end = filled + num_carried
             bufs.obs[filled:end] = torch.from_numpy(pend["obs"].reshape(-1, in_dim)[carried])
+            bufs.hidden[filled:end] = torch.from_numpy(
+                pend["hidden"].reshape(2 * b, self.hidden_dim)[carried])
             bufs.mask[filled:end] = torch.from_numpy(
                 pend["mask"].reshape(-1, NUM_ACTIONS)[carried])
             bufs.act[filled:end] = torch.from_numpy(pend["action"].reshape(-1)[carried])
@@ -427,6 +443,7 @@ class RolloutCollector:
             p = torch.from_numpy(buffer_row[slots, games])
             new["valid"][games, seats] = True
             new["obs"][games, seats] = bufs.obs[p].numpy()
+            new["hidden"][games, seats] = bufs.hidden[p].numpy()
             new["mask"][games, seats] = bufs.mask[p].numpy()
             new["action"][games, seats] = bufs.act[p].numpy()
             new["logp"][games, seats] = bufs.logp[p].numpy()

@@ -45,7 +45,7 @@ from hgin_env.rules import load_rules
 #: The opponent kinds a block can get, before the frozen agents of ``opponents.agents``.
 KINDS = ("self_play", "pool", "random", "simple", "strong")
 
-__all__ = ["KINDS", "CollectPlan", "PoolAgent", "Shard", "build_network",
+__all__ = ["KINDS", "CollectPlan", "PoolAgent", "Shard", "build_critic", "build_network",
            "check_shard_state", "make_baseline", "shard_bounds", "shard_seeds"]
 
 
@@ -80,6 +80,13 @@ def build_network(config: Mapping[str, Any]) -> PolicyValueNet:
                           m["knock_gate"])
 
 
+def build_critic(config: Mapping[str, Any], in_dim: int) -> Any:
+    """The privileged critic of ``config``'s model section (fresh weights)."""
+    from agents.training.critic import PrivilegedCritic
+
+    return PrivilegedCritic(in_dim, config["model"]["critic_hidden"])
+
+
 def make_baseline(spec: str, seed: int | None = None, rules: Any = None) -> Any:
     """``agents.make_agent(spec)``; its errors propagate (the config checked the spec at
     load, so a failure here is real and must not be played around)."""
@@ -109,9 +116,14 @@ class PoolAgent:
 
 
 def check_shard_state(state: Mapping[str, Any], index: int, num_games: int, in_dim: int,
-                      columns: int) -> None:
+                      columns: int, hidden_dim: int = 0) -> None:
     """``ValueError`` naming what in a saved shard ``state`` does not fit shard ``index``
-    of this run (``num_games`` games, ``in_dim`` network inputs, ``columns`` score columns)."""
+    of this run (``num_games`` games, ``in_dim`` network inputs, ``columns`` score columns,
+    ``hidden_dim`` hidden-card inputs of a privileged critic).  A state saved before the
+    hidden cards were kept gets its empty ``hidden`` entry here when none is needed."""
+    pending = state["pending"]
+    if "hidden" not in pending and hidden_dim == 0:
+        pending["hidden"] = np.zeros((num_games, 2, 0), np.float32)
     games = state["game"]["hands"].shape[0]
     if games != num_games:
         raise ValueError(f"shard {index} of the checkpoint holds {games} games; this run's "
@@ -120,7 +132,7 @@ def check_shard_state(state: Mapping[str, Any], index: int, num_games: int, in_d
     if got_columns != columns:
         raise ValueError(f"the checkpoint's games have {got_columns} score columns; this "
                          f"run's rules have columns = {columns}")
-    for key, want in empty_pending(num_games, in_dim).items():
+    for key, want in empty_pending(num_games, in_dim, hidden_dim).items():
         got = state["pending"].get(key)
         if got is None or got.shape != want.shape or got.dtype != want.dtype:
             shown = None if got is None else f"{got.dtype}{list(got.shape)}"
@@ -153,7 +165,7 @@ class Shard:
 
     def __init__(self, config: Mapping[str, Any], index: int, count: int,
                  device: torch.device | str = "cpu", actor: PolicyValueNet | None = None,
-                 spec_paths: Mapping[str, str] | None = None) -> None:
+                 spec_paths: Mapping[str, str] | None = None, critic: Any = None) -> None:
         run, env, opp = config["run"], config["env"], config["opponents"]
         self.cfg = config
         self.index, self.count = int(index), int(count)
@@ -164,6 +176,9 @@ class Shard:
         b = self.num_games = self.stop - self.start
         self.rules = load_rules(env["rules"])
         self.actor = actor if actor is not None else build_network(config).to(self.device).eval()
+        if critic is None and config["model"]["critic"] == "privileged":
+            critic = build_critic(config, self.actor.in_dim).to(self.device).eval()
+        self.critic = critic
         torch_seed, np_seed = shard_seeds(seed, self.index)
         self.gen = torch.Generator(device=self.device)  # the policy's sampling, the pool's
         self.gen.manual_seed(torch_seed)
@@ -173,7 +188,7 @@ class Shard:
         self.steps = int(env["rollout_steps"])
         self.collector = RolloutCollector(game, self.actor, self.device, self.gen, self.rng,
                                           self.steps, float(config["ppo"]["gamma"]),
-                                          float(config["ppo"]["gae_lambda"]))
+                                          float(config["ppo"]["gae_lambda"]), critic)
         self.spec_paths = dict(spec_paths or {})
         self._baselines: dict[str, Any] = {}
         self.teacher_spec = str(config["imitation"]["teacher"])
@@ -200,7 +215,8 @@ class Shard:
     def buffers(self) -> RolloutBuffers:
         """Storage for one rollout of this shard (learner decisions and carried ones)."""
         b = self.num_games
-        return RolloutBuffers(self.steps * b + 2 * b, self.actor.in_dim)
+        return RolloutBuffers(self.steps * b + 2 * b, self.actor.in_dim,
+                              self.collector.hidden_dim)
 
     # ------------------------------------------------------------------ opponents
     def baseline(self, spec: str) -> Any:
@@ -303,7 +319,7 @@ class Shard:
     def load_state(self, state: Mapping[str, Any]) -> None:
         """Continue from :meth:`state` (checked first; the games are validated)."""
         check_shard_state(state, self.index, self.num_games, self.actor.in_dim,
-                          self.rules.columns)
+                          self.rules.columns, self.collector.hidden_dim)
         self.game.load_state_dict(state["game"])
         self.collector.pending = {k: np.array(v) for k, v in state["pending"].items()}
         gen_state = state["torch_gen"]

@@ -284,6 +284,16 @@ def test_only_the_opponents_module_reaches_the_agents() -> None:
     assert importers == ["hgin_env.envs.opponents"]
 
 
+def test_only_training_sees_the_hidden_cards() -> None:
+    """``hgin_env.hidden`` encodes what a seat cannot see, for a privileged critic: only
+    the trainer's modules may import it, never an environment, an agent or search."""
+    importers = sorted(
+        name for name, path in MODULES.items()
+        if any(_internal(m) == "hgin_env.hidden" for m, _ in _imports(path, name)))
+    assert importers and all(name.startswith("agents.training.") for name in importers), \
+        importers
+
+
 @pytest.mark.parametrize("module", sorted(
     name for name in MODULES if name.split(".")[:2][-1] in ENV_FOLDERS
     or name == "hgin_env"))

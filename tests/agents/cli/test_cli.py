@@ -42,7 +42,7 @@ def test_version_is_the_distribution_version() -> None:
 def test_help_lists_every_command() -> None:
     done = hgin("--help")
     assert done.returncode == 0
-    for name in ("train", "evaluate", "play", "serve", "replay"):
+    for name in ("train", "evaluate", "play", "serve", "replay", "plot"):
         assert f"  {name}" in done.stdout
 
 

@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,29 +20,9 @@ from agents.evaluation.cluster import check_workers, require_ray
 from agents.evaluation.distributed import chunks_for
 from agents.evaluation.tournament import run_tournament
 from tests.helpers.paths import ROOT
-from tests.helpers.ray_cluster import actor_pids, alive, descendants, two_node_cluster
+from tests.helpers.ray_cluster import actor_pids, two_node_cluster
 
 ray = pytest.importorskip("ray", reason="needs Ray: pip install 'hgin[ray]'")
-
-
-@pytest.fixture(scope="module")
-def local_ray() -> Iterator[Any]:
-    before = descendants(os.getpid())
-    ray.init(num_cpus=2, include_dashboard=False, configure_logging=False,
-             log_to_driver=False)
-    started = descendants(os.getpid()) - before
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
-        for pid in started:  # anything ray.shutdown left behind is stopped by its id
-            if alive(pid):
-                try:
-                    os.kill(pid, 9)
-                except ProcessLookupError:
-                    pass
-        left = [pid for pid in started if alive(pid)]
-        assert left == [], f"Ray processes still running: {left}"
 
 
 def _summary(result: Any, records: list[dict[str, Any]]) -> Any:

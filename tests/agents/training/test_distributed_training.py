@@ -5,7 +5,8 @@ same run; checkpoints resume exactly with workers (and refuse another shard coun
 worker killed mid-run changes nothing (its shard's rollout is collected again from the
 state it began from); with every worker lost the run stops with exit 1 and keeps a good
 checkpoint; on a two-node cluster the workers run on both nodes and the run survives
-losing one.  One local Ray (two CPUs) serves the module.
+losing one.  One local Ray (two CPUs, ``local_ray`` in tests/agents/conftest.py) serves
+the module.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +28,7 @@ from agents.training.config import validate
 from agents.training.ppo import Trainer
 from agents.training.shard import shard_bounds, shard_seeds
 from tests.helpers.paths import ROOT
-from tests.helpers.ray_cluster import (
-    actor_pids,
-    descendants,
-    kill_all,
-    two_node_cluster,
-    wait_for,
-)
+from tests.helpers.ray_cluster import actor_pids, descendants, two_node_cluster, wait_for
 
 ray = pytest.importorskip("ray", reason="needs Ray: pip install 'hgin[ray]'")
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/agents/conftest.py
@@ -76,20 +70,6 @@ def run_updates(config: dict, updates: int) -> tuple[str, list[dict[str, float]]
 
 def _comparable(out: dict[str, Any]) -> dict[str, float]:
     return {k: v for k, v in out.items() if not k.startswith(("perf/", "workers/"))}
-
-
-@pytest.fixture(scope="module")
-def local_ray() -> Iterator[Any]:
-    before = descendants(os.getpid())
-    ray.init(num_cpus=2, include_dashboard=False, configure_logging=False,
-             log_to_driver=False)
-    started = descendants(os.getpid()) - before
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
-        left = kill_all(started)  # anything ray.shutdown left behind is stopped by its id
-        assert left == [], f"Ray processes still running: {left}"
 
 
 # --------------------------------------------------------------------------- shards
@@ -137,45 +117,52 @@ def test_one_worker_is_the_in_process_run_and_n_workers_repeat(local_ray: Any) -
     assert run_updates(serial, 3) == run_updates(small_config(0, run={"pipeline": False}), 3)
 
 
-def test_a_checkpoint_resumes_exactly_with_workers(local_ray: Any, tmp_path: Path) -> None:
-    whole = run_updates(small_config(2), 4)[0]
-    trainer = Trainer(small_config(2))
+def test_a_privileged_critic_on_one_worker_is_the_in_process_run(local_ray: Any) -> None:
+    """The critic's weights go to the workers with the policy's, and the hidden cards
+    come back with the rollouts: one worker is still the in-process run."""
+    critic = {"critic": "privileged", "critic_hidden": [32]}
+    here = run_updates(small_config(0, model=critic), 4)
+    assert run_updates(small_config(1, model=critic), 4) == here
+
+
+def _checkpoint_after(config: dict, updates: int, folder: Path) -> tuple[dict, Path]:
+    """A training checkpoint of ``config`` after ``updates`` updates, saved and loaded."""
+    trainer = Trainer(config)
     try:
-        for _ in range(2):
+        for _ in range(updates):
             trainer.update()
         ckpt = trainer.checkpoint()
     finally:
         trainer.close()
-    path = tmp_path / "latest.pt"
+    path = folder / "latest.pt"
     torch.save(ckpt, path)
-    loaded = load_checkpoint(path)
-    resumed = Trainer(small_config(2))
+    return load_checkpoint(path), path
+
+
+def _resumed_digest(config: dict, ckpt: dict, path: Path, updates: int) -> str:
+    trainer = Trainer(config)
     try:
-        resumed.load_trainer_state(loaded, path)
-        for _ in range(2):
-            resumed.update()
-        assert weights_digest(resumed) == whole
+        trainer.load_trainer_state(ckpt, path)
+        for _ in range(updates):
+            trainer.update()
+        return weights_digest(trainer)
     finally:
-        resumed.close()
+        trainer.close()
+
+
+def test_a_checkpoint_resumes_exactly_with_workers(local_ray: Any, tmp_path: Path) -> None:
+    whole = run_updates(small_config(2), 4)[0]
+    ckpt, path = _checkpoint_after(small_config(2), 2, tmp_path)
+    assert _resumed_digest(small_config(2), ckpt, path, 2) == whole
     with pytest.raises(CheckpointError, match="resume it with --workers 2"):
-        Trainer(small_config(0)).load_trainer_state(loaded, path)
+        Trainer(small_config(0)).load_trainer_state(ckpt, path)
 
 
 def test_one_worker_checkpoints_resume_in_process(local_ray: Any, tmp_path: Path) -> None:
     """One shard either way: a run collected by one worker continues in-process exactly."""
     whole = run_updates(small_config(0), 4)[0]
-    trainer = Trainer(small_config(1))
-    try:
-        for _ in range(2):
-            trainer.update()
-        ckpt = trainer.checkpoint()
-    finally:
-        trainer.close()
-    here = Trainer(small_config(0))
-    here.load_trainer_state(ckpt, "one-worker checkpoint")
-    for _ in range(2):
-        here.update()
-    assert weights_digest(here) == whole
+    ckpt, path = _checkpoint_after(small_config(1), 2, tmp_path)
+    assert _resumed_digest(small_config(0), ckpt, path, 2) == whole
 
 
 # --------------------------------------------------------------------------- faults

@@ -260,7 +260,7 @@ def test_tiny_training_run_end_to_end(tmp_path: Path) -> None:
                                         "--no-progress"]))
     assert out["updates"] == 3 and out["env_steps"] == 384
     for name in ("config.toml", "checkpoints/latest.pt", "agent_final.pt", "agent_best.pt",
-                 "eval.jsonl"):
+                 "eval.jsonl", "final_eval.json", "learning_curve.png", "learning_curve.svg"):
         assert (logdir / name).exists(), name
     assert list(logdir.glob("events.out.tfevents.*"))
     assert "final_eval" in out and out["final_eval"]["simple"]["matches"] == 2
