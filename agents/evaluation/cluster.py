@@ -3,8 +3,11 @@
 Ray is an optional extra (``pip install 'hgin[ray]'``): nothing here imports it until a
 caller asks for workers, and asking without it is one ``ValueError`` that names the
 extra.  :func:`connect` joins a running cluster (``address="auto"`` or
-``"HOST:PORT"``) or starts a local one with this machine's cores, listening on
-127.0.0.1 only; :func:`check_workers` is the one check of a ``--workers`` value.
+``"HOST:PORT"``) or starts a local one with this machine's cores;
+:func:`check_workers` is the one check of a ``--workers`` value.  Ray's servers listen
+on every network interface (Ray 2.60 has no setting that keeps them to 127.0.0.1); the
+local Ray it starts turns on Ray's token authentication by itself (the one line Ray
+prints), and a cluster of your own should too (``RAY_AUTH_MODE=token``).
 """
 
 from __future__ import annotations

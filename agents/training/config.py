@@ -382,7 +382,8 @@ def _cross_checks(cfg: dict[str, dict[str, Any]]) -> None:
 
 
 def load_config(path: str | Path | None, overrides: Iterable[str] = ()) -> dict[str, Any]:
-    """Read a TOML config (a path, or a name in ``configs/train``) and apply overrides.
+    """Read a TOML config (a path, or the name of a shipped config in
+    ``agents/training/configs``) and apply overrides.
 
     ``overrides`` are ``section.key=value`` strings whose value is parsed as
     TOML (``ppo.lr=1e-4``, ``model.hidden=[128,128]``, ``env.rules="classic"``;

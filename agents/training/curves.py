@@ -2,8 +2,10 @@
 with its 95% interval, over environment steps, one line per run (per seed).
 
 A run's periodic evaluations are the lines of ``<logdir>/eval.jsonl`` and its final one
-is ``<logdir>/final_eval.json`` (both written by ``hgin train``).  :func:`plot_runs`
-draws one panel per opponent and writes the figure as PNG and SVG; ``hgin train``
+is ``<logdir>/final_eval.json`` (both written by ``hgin train``); :func:`read_scalars`
+adds TensorBoard scalars of the run (``loss/value``, ``loss/explained_variance``).
+:func:`plot_runs` draws one panel per opponent (and one per scalar, below) and writes
+the figure as PNG and SVG; ``hgin train``
 draws its own run at the end, and ``hgin plot RUN [RUN ...]`` draws several (the seeds
 of one recipe) on one figure.
 """
@@ -22,7 +24,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["RunLog", "plot_runs", "read_run"]
+__all__ = ["RunLog", "final_summary", "plot_runs", "read_run", "read_scalars"]
 
 
 @dataclass
@@ -33,6 +35,8 @@ class RunLog:
     label: str
     points: list[tuple[int, dict[str, tuple[float, float, float]]]] = field(default_factory=list)
     final: tuple[int, dict[str, tuple[float, float, float]]] | None = None
+    #: TensorBoard scalars by tag (``loss/value``, ...): ``(env_steps, value)`` in order.
+    scalars: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
 
     @property
     def opponents(self) -> list[str]:
@@ -97,22 +101,70 @@ def read_run(logdir: str | Path, label: str | None = None) -> RunLog:
     return run
 
 
-def plot_runs(runs: Sequence[RunLog], out: str | Path, title: str | None = None) -> list[Path]:
-    """Draw ``runs`` (one panel per opponent, one line per run) to ``out`` + ``.png`` and
-    ``.svg``; returns the two paths."""
+def read_scalars(run: RunLog, logdir: str | Path, tags: Sequence[str]) -> None:
+    """Add the TensorBoard scalars ``tags`` of the run in ``logdir`` to ``run``;
+    ``ValueError`` naming a tag the run did not log."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(logdir), size_guidance={"scalars": 0})
+    events.Reload()
+    logged = set(events.Tags().get("scalars", []))
+    for tag in tags:
+        if tag not in logged:
+            known = ", ".join(sorted(t for t in logged if "/" in t)[:12])
+            raise ValueError(f"{logdir}: no TensorBoard scalar {tag!r} (some it has: {known})")
+        by_step = {e.step: e.value for e in events.Scalars(tag)}  # a resume rewrites steps
+        run.scalars[tag] = sorted(by_step.items())
+
+
+def _smooth(values: list[float], window: int) -> list[float]:
+    """Trailing mean over ``window`` values: per-update losses are noisy."""
+    out, total = [], 0.0
+    for i, v in enumerate(values):
+        total += v
+        if i >= window:
+            total -= values[i - window]
+        out.append(total / min(i + 1, window))
+    return out
+
+
+def plot_runs(runs: Sequence[RunLog], out: str | Path, title: str | None = None,
+              smooth: int = 10) -> list[Path]:
+    """Draw ``runs`` (one panel per opponent, one line per run; a second row with a panel
+    per TensorBoard scalar the runs carry, averaged over ``smooth`` updates) to ``out`` +
+    ``.png`` and ``.svg``; returns the two paths."""
     from matplotlib.figure import Figure
 
     if not runs:
         raise ValueError("no run to plot")
     opponents: dict[str, None] = {}
+    tags: dict[str, None] = {}
     for run in runs:
         opponents.update(dict.fromkeys(run.opponents))
+        tags.update(dict.fromkeys(run.scalars))
     names = list(opponents)
-    fig = Figure(figsize=(4.2 * len(names), 3.6), layout="constrained")
-    axes = fig.subplots(1, len(names), squeeze=False)[0]
+    cols = max(len(names), len(tags))
+    rows = 2 if tags else 1
+    fig = Figure(figsize=(4.2 * cols, 3.6 * rows), layout="constrained")
+    grid = fig.subplots(rows, cols, squeeze=False)
+    axes = list(grid[0][: len(names)])
+    for ax in list(grid[0][len(names):]) + (list(grid[1][len(tags):]) if tags else []):
+        ax.set_visible(False)
+    for ax, tag in zip(grid[1][: len(tags)] if tags else [], tags, strict=False):
+        for run, colour in zip(runs, [f"C{i % 10}" for i in range(len(runs))], strict=True):
+            pts = run.scalars.get(tag, [])
+            if pts:
+                ax.plot([s / 1e6 for s, _ in pts], _smooth([v for _, v in pts], smooth),
+                        color=colour, linewidth=1.2, label=run.label)
+        ax.set_title(f"{tag} (mean of {smooth} updates)")
+        ax.set_xlabel("environment steps (M)")
+        ax.set_xlim(left=0)
+        ax.grid(alpha=0.3)
     colours = [f"C{i % 10}" for i in range(len(runs))]
+    span = max([s for run in runs for s, _ in run.points]
+               + [run.final[0] for run in runs if run.final] + [1]) / 1e6
     for ax, name in zip(axes, names, strict=True):
-        for run, colour in zip(runs, colours, strict=True):
+        for i, (run, colour) in enumerate(zip(runs, colours, strict=True)):
             pts = [(s, r[name]) for s, r in run.points if name in r]
             if pts:
                 x = [s / 1e6 for s, _ in pts]
@@ -122,7 +174,8 @@ def plot_runs(runs: Sequence[RunLog], out: str | Path, title: str | None = None)
                                 color=colour, alpha=0.15, linewidth=0)
             if run.final and name in run.final[1]:
                 steps, (rate, low, high) = run.final[0], run.final[1][name]
-                ax.errorbar([steps / 1e6], [100 * rate],
+                nudge = span * 0.012 * (i - (len(runs) - 1) / 2)  # final points side by side
+                ax.errorbar([steps / 1e6 + nudge], [100 * rate],
                             yerr=[[100 * (rate - low)], [100 * (high - rate)]], color=colour,
                             marker="s", markersize=5, capsize=3,
                             label=None if pts else run.label)
@@ -130,6 +183,7 @@ def plot_runs(runs: Sequence[RunLog], out: str | Path, title: str | None = None)
         ax.set_title(f"vs {name}")
         ax.set_xlabel("environment steps (M)")
         ax.set_ylim(0, 100)
+        ax.set_xlim(left=0)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("match win % (95% interval)")
     axes[-1].legend(fontsize="small", loc="lower right")
@@ -143,3 +197,18 @@ def plot_runs(runs: Sequence[RunLog], out: str | Path, title: str | None = None)
     fig.savefig(paths[0], dpi=120)
     fig.savefig(paths[1], metadata={"Date": None})
     return paths
+
+
+def final_summary(runs: Sequence[RunLog]) -> list[dict[str, Any]]:
+    """Per opponent, the final match win rates of ``runs``: each run's, their mean and
+    their range (the runs without a final evaluation are left out)."""
+    done = [r for r in runs if r.final is not None]
+    names: dict[str, None] = {}
+    for run in done:
+        names.update(dict.fromkeys(run.final[1]))  # type: ignore[index]
+    out = []
+    for name in names:
+        rates = [run.final[1][name][0] for run in done if name in run.final[1]]  # type: ignore[index]
+        out.append({"opponent": name, "rates": rates, "mean": sum(rates) / len(rates),
+                    "low": min(rates), "high": max(rates)})
+    return out

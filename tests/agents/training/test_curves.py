@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agents.cli.plot import main as plot_main
-from agents.training.curves import plot_runs, read_run
+from agents.training.curves import plot_runs, read_run, read_scalars
 
 
 def _rates(rate: float) -> dict[str, float]:
@@ -63,4 +63,24 @@ def test_hgin_plot_draws_several_runs(tmp_path: Path, capsys: pytest.CaptureFixt
     folders = [str(fake_run(tmp_path / f"r{i}", i, [0.5, 0.55])) for i in range(2)]
     assert plot_main([*folders, "--out", str(tmp_path / "fig"), "--title", "two seeds"]) == 0
     assert (tmp_path / "fig.png").exists() and (tmp_path / "fig.svg").exists()
-    assert "wrote" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "wrote" in out and "over 2 run(s)" in out
+    assert "vs strong" in out and "60.0 [60.0, 60.0]" in out
+
+
+def test_tensorboard_scalars_are_drawn_below_and_unknown_tags_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from torch.utils.tensorboard import SummaryWriter
+
+    folder = fake_run(tmp_path / "tb", 1, [0.5, 0.6])
+    writer = SummaryWriter(str(folder))
+    for step in range(1, 31):
+        writer.add_scalar("loss/value", 1.0 / step, step * 1000)
+    writer.close()
+    run = read_run(folder)
+    read_scalars(run, folder, ["loss/value"])
+    assert [s for s, _ in run.scalars["loss/value"]][:2] == [1000, 2000]
+    _, svg = plot_runs([run], tmp_path / "with_scalars", smooth=5)
+    assert "loss/value (mean of 5 updates)" in svg.read_text()
+    assert plot_main([str(folder), "--out", str(tmp_path / "x"), "--scalars", "loss/none"]) == 2
+    assert "no TensorBoard scalar 'loss/none'" in capsys.readouterr().err

@@ -28,7 +28,13 @@ from agents.training.config import validate
 from agents.training.ppo import Trainer
 from agents.training.shard import shard_bounds, shard_seeds
 from tests.helpers.paths import ROOT
-from tests.helpers.ray_cluster import actor_pids, descendants, two_node_cluster, wait_for
+from tests.helpers.ray_cluster import (
+    actor_pids,
+    descendants,
+    kill_all,
+    two_node_cluster,
+    wait_for,
+)
 
 ray = pytest.importorskip("ray", reason="needs Ray: pip install 'hgin[ray]'")
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/agents/conftest.py
@@ -224,12 +230,24 @@ def _children(proc: subprocess.Popen[str], name: str) -> list[int]:
 
 
 def _finish(proc: subprocess.Popen[str], timeout: int = 300) -> tuple[str, str]:
+    """The run's output once it ends (killed after ``timeout`` s); every process it
+    started (its local Ray included) is stopped by its id afterwards."""
+    seen: set[int] = set()
+    deadline = time.monotonic() + timeout
     try:
-        return proc.communicate(timeout=timeout)
+        while True:
+            seen |= descendants(proc.pid)
+            try:
+                return proc.communicate(timeout=0.5)
+            except subprocess.TimeoutExpired:
+                if time.monotonic() > deadline:
+                    raise
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        left = kill_all(seen)
+        assert left == [], f"processes of the run still alive: {left}"
 
 
 def test_every_worker_lost_stops_with_exit_1_and_a_good_checkpoint(tmp_path: Path) -> None:
