@@ -148,9 +148,9 @@ def test_rules_example_2_discard():
 @given(st.one_of(hands(10), hands(11), meld_dense_hands(11)))
 def test_min_deadwood_is_attained_and_fast(mask):
     min_deadwood_ref.cache_clear()
-    t0 = time.perf_counter()
+    t0 = time.process_time()  # this process's CPU: other jobs on the machine do not count
     d = min_deadwood_ref(mask)
-    assert time.perf_counter() - t0 < 0.05
+    assert time.process_time() - t0 < 0.25  # bounded search (an exploding one takes seconds)
     assert 0 <= d <= value(mask)
     assert any(value(mask & ~union(a)) == d for a in all_arrangements(mask))
 
@@ -296,9 +296,9 @@ def test_showdown_knock_limit_errors():
 @given(knock_cases())
 def test_showdown_ref_consistent(case):
     knocker, defender, limit = case
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     r = showdown_ref(knocker, defender, limit, 25, 25)
-    assert time.perf_counter() - t0 < 1.0
+    assert time.process_time() - t0 < 2.0
     k, d = r["knocker_deadwood"], r["defender_deadwood"]
     melds = r["knocker_melds"]
     assert all(is_meld(m) and m & knocker == m for m in melds)
