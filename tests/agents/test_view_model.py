@@ -12,11 +12,12 @@ import pytest
 import torch
 
 from agents.features import decode
-from agents.model import PolicyValueNet, draw_features, knock_features
+from agents.model import PolicyValueNet, draw_features, knock_features, masked_logits
 from agents.torch_agent import PRETRAINED_PATH, load_torch_agent
 from hgin_env.engine import VectorGame
 from hgin_env.melds import min_deadwood
 from hgin_env.rules import PROFILES
+from tests.helpers.paths import DATA
 
 #: Recorded from commit bf7171a (literal 100/31/10 in view.py and model.py).
 EXPECTED = {
@@ -130,9 +131,12 @@ def test_featurize_reuses_one_decoding(observations) -> None:
 
 #: The pretrained agent on 480 seeded positions, recorded before ``TorchAgent.act`` decoded
 #: the observation once and handed the view to the features (and before small batches
-#: ran on one thread): actions, raw logits and values, and ``policy``'s output.
-DECODE_ONCE = {"positions": 480, "actions": "22504222fa0575ed", "logits": "fabee275b44588d7",
-               "policy": "273b583ffa907afd"}
+#: ran on one thread): the digest of its actions (integers: the same on every machine).
+DECODE_ONCE = {"positions": 480, "actions": "22504222fa0575ed"}
+#: Its raw logits and values on those positions, as arrays: float kernels differ by CPU
+#: (a digest of floats recorded on one machine fails on another), so they are compared
+#: within a tolerance far below any change of the network or its features.
+LOGITS_FILE = DATA / "pretrained_logits_480.npz"
 
 
 def _positions() -> tuple[np.ndarray, np.ndarray]:
@@ -148,11 +152,17 @@ def test_decoding_once_leaves_every_move_and_logit_unchanged() -> None:
     batch = {"observation": obs, "action_mask": mask}
     actions = agent.act(batch)
     assert digest(actions) == DECODE_ONCE["actions"]
-    for x in (agent.model.featurize(obs), agent.model.featurize(decode(batch))):
-        with torch.inference_mode():
-            logits, value = agent.model(torch.from_numpy(x))
-        assert digest(logits.numpy(), value.numpy()) == DECODE_ONCE["logits"]
-    assert digest(*agent.policy(batch)) == DECODE_ONCE["policy"]
+    want = np.load(LOGITS_FILE)
+    raw, viewed = agent.model.featurize(obs), agent.model.featurize(decode(batch))
+    np.testing.assert_array_equal(raw, viewed)  # one decoding or two: the same features
+    with torch.inference_mode():
+        logits, value = agent.model(torch.from_numpy(raw))
+    np.testing.assert_allclose(logits.numpy(), want["logits"], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(value.numpy(), want["value"], rtol=1e-4, atol=1e-4)
+    probs, values = agent.policy(batch)
+    expected = torch.softmax(masked_logits(logits, torch.from_numpy(mask)), dim=-1).numpy()
+    np.testing.assert_allclose(probs, expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(values, value.numpy(), rtol=1e-5, atol=1e-6)
     # One position at a time (the one-thread path) plays the same moves.
     one = [agent.act({"observation": obs[i:i + 1], "action_mask": mask[i:i + 1]})[0]
            for i in range(0, obs.shape[0], 3)]
