@@ -30,6 +30,7 @@ from hgin_env.rules import load_rules, parse_toml, read_toml_file
 CONFIG_PACKAGE = "agents.training"
 CONFIG_FOLDER = "configs"
 REWARD_MODES = ("match", "columns", "points")
+CRITICS = ("shared", "privileged", "separate")
 OPPONENT_KINDS = ("self_play", "pool", "random", "simple", "strong")
 
 
@@ -120,10 +121,11 @@ SCHEMA: dict[str, dict[str, Spec]] = {
         "features": (str, "draw", lambda x: x in ("none", "draw", "knock"),
                      "'none', 'draw' or 'knock' (draw plus knock features)"),
         "knock_gate": (bool, False, None, "true or false (knock-or-not as one bounded choice)"),
-        "critic": (str, "shared", lambda x: x in ("shared", "privileged"),
-                   "'shared' (the policy network's value head) or 'privileged' (a network "
+        "critic": (str, "shared", lambda x: x in CRITICS,
+                   "'shared' (the policy network's value head), 'privileged' (a network "
                    "of its own that also sees the opponent's hand and the stock; training "
-                   "only)"),
+                   "only) or 'separate' (a network of its own on the policy's input alone: "
+                   "the control for 'privileged')"),
         "critic_hidden": (list, [256, 128], _hidden,
                           f"the privileged critic's layer widths: a list of "
                           f"1..{MAX_HIDDEN_LAYERS} integers in "

@@ -22,14 +22,21 @@ __all__ = ["PrivilegedCritic"]
 
 
 class PrivilegedCritic(nn.Module):
-    """An MLP from ``[policy input, hidden cards]`` to one value per row."""
+    """An MLP from ``[policy input, hidden cards]`` to one value per row.
 
-    def __init__(self, in_dim: int, hidden: Sequence[int] = (256, 128)) -> None:
+    ``hidden_inputs = 0`` leaves the hidden cards out (``model.critic = "separate"``): a
+    value function with a network of its own that sees what the policy sees, the control
+    that tells the hidden cards' effect from that of a separate network.
+    """
+
+    def __init__(self, in_dim: int, hidden: Sequence[int] = (256, 128),
+                 hidden_inputs: int = HIDDEN_DIM) -> None:
         super().__init__()
         self.in_dim = int(in_dim)
         self.hidden = [int(h) for h in hidden]
+        self.hidden_dim = int(hidden_inputs)
         layers: list[nn.Module] = []
-        width = self.in_dim + HIDDEN_DIM
+        width = self.in_dim + self.hidden_dim
         for h in self.hidden:
             layers += [nn.Linear(width, h), nn.ReLU()]
             width = h
@@ -39,5 +46,6 @@ class PrivilegedCritic(nn.Module):
         nn.init.zeros_(self.value.bias)
 
     def forward(self, x: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
-        """Values (B,) of policy inputs ``x`` (B, in_dim) with ``hidden`` (B, HIDDEN_DIM)."""
-        return self.value(self.trunk(torch.cat([x, hidden], dim=1))).squeeze(-1)
+        """Values (B,) of policy inputs ``x`` (B, in_dim) with ``hidden`` (B, hidden_dim)."""
+        inputs = torch.cat([x, hidden], dim=1) if self.hidden_dim else x
+        return self.value(self.trunk(inputs)).squeeze(-1)

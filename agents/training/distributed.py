@@ -77,7 +77,7 @@ class _ShardHost:
             self.spec_paths[spec] = f"ckpt:{path}"
         self.actor = build_network(config).eval()
         self.critic = (build_critic(config, self.actor.in_dim).eval()
-                       if config["model"]["critic"] == "privileged" else None)
+                       if config["model"]["critic"] != "shared" else None)
         self.version = -1
         self.shards: dict[int, Shard] = {}
         self.bufs: dict[int, RolloutBuffers] = {}
@@ -165,7 +165,7 @@ class RayCollection:
         self._actor_seconds: list[float] = [0.0] * workers
         b = int(config["env"]["num_games"])
         in_dim = build_network(config).in_dim
-        hidden = HIDDEN_DIM if config["model"]["critic"] == "privileged" else 0
+        hidden = HIDDEN_DIM if config["model"]["critic"] == "privileged" else 0  # its inputs
         self._bufs = RolloutBuffers(int(config["env"]["rollout_steps"]) * b + 2 * b, in_dim,
                                     hidden)
         try:

@@ -48,7 +48,6 @@ from agents.training.shard import (
     make_baseline,
     shard_bounds,
 )
-from hgin_env.hidden import HIDDEN_DIM
 from hgin_env.rules import load_rules
 from hgin_env.state import GameState
 
@@ -96,12 +95,12 @@ class Trainer:
         self.model = build_network(config).to(self.device)
         self.actor = PolicyValueNet.from_arch(self.model.arch()).to(self.device).eval()
         self.actor.load_state_dict(self.model.state_dict())
-        #: The privileged critic (``model.critic = "privileged"``) and the copy that values
-        #: the rollouts, or ``None`` (the policy network's own value head).
+        #: The critic of its own (``model.critic = "privileged"`` or ``"separate"``) and the
+        #: copy that values the rollouts, or ``None`` (the policy network's own value head).
         self.critic: PrivilegedCritic | None = None
         self.critic_actor: PrivilegedCritic | None = None
         params = list(self.model.parameters())
-        if config["model"]["critic"] == "privileged":
+        if config["model"]["critic"] != "shared":
             self.critic = build_critic(config, self.model.in_dim).to(self.device)
             self.critic_actor = build_critic(config, self.model.in_dim).to(self.device).eval()
             self.critic_actor.load_state_dict(self.critic.state_dict())
@@ -510,7 +509,7 @@ class Trainer:
                             path: str | Path) -> None:
         self._check_rules(st.get("rules"), path)
         if (self.critic is None) != ("critic" not in st):
-            had = "a privileged critic" if "critic" in st else "the shared value head"
+            had = "a critic of its own" if "critic" in st else "the shared value head"
             raise CheckpointError(f"{path}: the run was trained with {had}; model.critic "
                                   f"is {self.cfg['model']['critic']!r} now")
         # Checkpoints before shards were saved hold one shard's keys at the top level.
@@ -533,7 +532,7 @@ class Trainer:
             start, stop = bounds[i]
             try:
                 check_shard_state(state, i, stop - start, in_dim, self.rules.columns,
-                                  HIDDEN_DIM if self.critic is not None else 0)
+                                  self.critic.hidden_dim if self.critic is not None else 0)
                 GameState.from_dict(state["game"], self.rules)  # validates the games
             except ValueError as exc:
                 raise CheckpointError(f"{path}: {exc}") from exc

@@ -29,7 +29,7 @@ import torch
 from agents.model import PolicyValueNet, masked_logits, sample_masked
 from hgin_env.actions import NUM_ACTIONS
 from hgin_env.engine.vector import VectorGame
-from hgin_env.hidden import HIDDEN_DIM, encode_hidden
+from hgin_env.hidden import encode_hidden
 
 # --------------------------------------------------------------------------- GAE
 
@@ -300,7 +300,7 @@ class RolloutCollector:
         self.game = game
         self.actor = actor
         self.critic = critic
-        self.hidden_dim = HIDDEN_DIM if critic is not None else 0
+        self.hidden_dim = int(critic.hidden_dim) if critic is not None else 0
         self.device = device
         self.generator = generator
         self.rng = rng
@@ -360,7 +360,8 @@ class RolloutCollector:
                 m.numpy()[:] = mask[learner_games]
                 if critic is not None:
                     hid = bufs.hidden[filled : filled + k]
-                    hid.numpy()[:] = encode_hidden(game.state, mover)[learner_games]
+                    if self.hidden_dim:
+                        hid.numpy()[:] = encode_hidden(game.state, mover)[learner_games]
                 with torch.inference_mode():
                     x_dev, m_dev = (x, m) if dev.type == "cpu" else (x.to(dev), m.to(dev))
                     logits, v = actor(x_dev)

@@ -81,10 +81,13 @@ def build_network(config: Mapping[str, Any]) -> PolicyValueNet:
 
 
 def build_critic(config: Mapping[str, Any], in_dim: int) -> Any:
-    """The privileged critic of ``config``'s model section (fresh weights)."""
+    """The critic of ``config``'s model section (fresh weights): with the hidden cards for
+    ``"privileged"``, without them for ``"separate"``."""
     from agents.training.critic import PrivilegedCritic
+    from hgin_env.hidden import HIDDEN_DIM
 
-    return PrivilegedCritic(in_dim, config["model"]["critic_hidden"])
+    inputs = HIDDEN_DIM if config["model"]["critic"] == "privileged" else 0
+    return PrivilegedCritic(in_dim, config["model"]["critic_hidden"], inputs)
 
 
 def make_baseline(spec: str, seed: int | None = None, rules: Any = None) -> Any:
@@ -176,7 +179,7 @@ class Shard:
         b = self.num_games = self.stop - self.start
         self.rules = load_rules(env["rules"])
         self.actor = actor if actor is not None else build_network(config).to(self.device).eval()
-        if critic is None and config["model"]["critic"] == "privileged":
+        if critic is None and config["model"]["critic"] != "shared":
             critic = build_critic(config, self.actor.in_dim).to(self.device).eval()
         self.critic = critic
         torch_seed, np_seed = shard_seeds(seed, self.index)

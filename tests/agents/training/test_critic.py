@@ -117,5 +117,25 @@ def test_runs_with_the_critic_repeat_and_resume_exactly() -> None:
         resumed.update()
     for a, b in zip(_digest(whole), _digest(resumed), strict=True):
         assert torch.equal(a, b)
-    with pytest.raises(CheckpointError, match="privileged critic"):
+    with pytest.raises(CheckpointError, match="critic of its own"):
         Trainer(critic_config(model={"critic": "shared"})).load_trainer_state(ckpt, "c.pt")
+
+
+def test_a_separate_critic_sees_what_the_policy_sees() -> None:
+    """``model.critic = "separate"``: a value network of its own without the hidden cards
+    (the control for the privileged one); it values the rollouts and resumes exactly."""
+    config = critic_config(model={"critic": "separate"})
+    whole = Trainer(config)
+    assert whole.critic is not None and whole.critic.hidden_dim == 0
+    assert whole.collection.shard.buffers().hidden.shape[1] == 0
+    for _ in range(3):
+        out = whole.update()
+    assert np.isfinite(out["loss/value"]) and "loss/policy_value_head" in out
+    first = Trainer(config)
+    first.update()
+    resumed = Trainer(config)
+    resumed.load_trainer_state(first.checkpoint(), "separate.pt")
+    for _ in range(2):
+        resumed.update()
+    for a, b in zip(_digest(whole), _digest(resumed), strict=True):
+        assert torch.equal(a, b)
