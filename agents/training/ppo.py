@@ -386,8 +386,7 @@ class Trainer:
         self.actor.load_state_dict(self.model.state_dict())
         if self.critic is not None and self.critic_actor is not None:
             self.critic_actor.load_state_dict(self.critic.state_dict())
-        if self.local is None:
-            self.collection.set_weights(self.actor, self.critic_actor)
+        self.collection.set_weights(self.actor, self.critic_actor)
 
     def _behaviour(self) -> dict[str, dict[str, torch.Tensor]]:
         """Copies of the weights that play (and value) the rollouts now."""
@@ -555,8 +554,7 @@ class Trainer:
         self.opt.load_state_dict(st["optimizer"])
         self.learn_gen.set_state(st["learn_gen"])
         self.collection.load_states(shards)
-        if self.local is None:
-            self.collection.set_weights(self.actor, self.critic_actor)
+        self.collection.set_weights(self.actor, self.critic_actor)
         self.pool = [(int(p["update"]), p["model"]) for p in st["pool"]]
         self.updates = int(st["updates"])
         self.env_steps = int(st["env_steps"])
