@@ -10,6 +10,8 @@
 * ``strong`` — our best hand-written player (:mod:`agents.strong`);
   ``heuristic`` is an alias of ``strong``;
 * ``pretrained`` — the shipped checkpoint ``agents/pretrained/hgin_default.pt``;
+* ``pretrained-v1`` — the network shipped as ``pretrained`` before it
+  (``agents/pretrained/hgin_v1.pt``), kept so that figures measured with it repeat;
 * ``ckpt:PATH`` — a checkpoint written by ``train.py``;
 * ``search`` — decision-time search around the ``pretrained`` blueprint
   (:mod:`agents.search`); knobs as ``search:samples=32,margin=0.05,...``;
@@ -49,10 +51,14 @@ def __getattr__(name: str) -> Any:
 #: Marks this package as hgin's: ``agents`` is a generic top-level name that other
 #: distributions use too, and :func:`hgin_env.envs.opponents.hgin_agents` checks for this mark.
 HGIN_AGENTS = True
-#: The shipped checkpoint, package data beside this module.
-PRETRAINED_PATH = Path(__file__).resolve().parent / "pretrained" / "hgin_default.pt"
-AGENT_SPECS = ("random", "simple", "simple-det", "strong", "heuristic", "pretrained", "ckpt:PATH",
-               "search[:key=value,...]", "text:[timeout=S:]COMMAND")
+#: The shipped checkpoints, package data beside this module: spec name -> file.
+PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
+PRETRAINED = {"pretrained": PRETRAINED_DIR / "hgin_default.pt",
+              "pretrained-v1": PRETRAINED_DIR / "hgin_v1.pt"}
+PRETRAINED_PATH = PRETRAINED["pretrained"]
+AGENT_SPECS = ("random", "simple", "simple-det", "strong", "heuristic", "pretrained",
+               "pretrained-v1", "ckpt:PATH", "search[:key=value,...]",
+               "text:[timeout=S:]COMMAND")
 ALIASES = {"heuristic": "strong"}
 
 
@@ -99,9 +105,9 @@ def make_agent(spec: str | Agent, seed: int | None = None,
         if text.lower() != key:
             agent.name = text.lower()
         return agent
-    if key == "pretrained":
-        agent = _load_torch(PRETRAINED_PATH, spec)
-        agent.name = "pretrained"  # not the file's path inside site-packages
+    if key in PRETRAINED:
+        agent = _load_torch(PRETRAINED[key], spec)
+        agent.name = key  # not the file's path inside site-packages
         return agent
     if key == "search" or key.startswith("search:"):
         from agents.search import SearchAgent, parse_search_spec
@@ -127,6 +133,7 @@ def make_agent(spec: str | Agent, seed: int | None = None,
 __all__ = [
     "AGENT_SPECS",
     "HGIN_AGENTS",
+    "PRETRAINED",
     "PRETRAINED_PATH",
     "Agent",
     "DeterministicSimpleAgent",

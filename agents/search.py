@@ -19,13 +19,16 @@ worked in Hanabi (SPARTA) and in bridge and poker bots:
    blueprint plays both seats to the end of the hand.  An outcome is worth
    what the training reward pays: columns won on the Hollywood sheet plus
    the points posted (``points_coef``).
-3. **Safety.**  Only the blueprint's most likely actions are searched (and
-   always its best knock and best plain discard), and the agent leaves the
-   blueprint's own choice only when the searched gain beats it by more than
-   ``margin`` and by ``confidence`` standard errors of the paired
-   difference; changing whether to knock needs ``knock_margin`` more, because
-   sampled opponents still look weaker than real ones and searched knocks
-   get undercut.
+3. **Safety.**  Only where the blueprint is unsure (its likeliest move below
+   ``uncertain``), only among its most likely actions, and only the card: whether to
+   knock stays the blueprint's choice unless ``knocks`` is on.  The agent leaves the
+   blueprint's own choice only when the searched gain beats it by more than ``margin``
+   and by ``confidence`` standard errors of the paired difference.  These defaults
+   come from measuring search against its blueprint on the same deals
+   (``bench/search_safety.py``): searching every move, and letting search knock,
+   lost matches against ``strong``, because the rollouts stand the blueprint in for
+   an opponent that plays differently and sampled opponents look weaker than real
+   ones, so searched knocks get undercut.
 
 Only discard and knock decisions are searched by default (``draws=True``
 searches draw/take too).  Everything random comes from the generator given
@@ -70,17 +73,22 @@ class SearchConfig:
     """The knobs of :class:`SearchAgent` (spec keys of ``search:key=value,...``)."""
 
     #: Belief samples each searched action is rolled out in.
-    samples: int = 8
+    samples: int = 16
     #: Opponent hands drawn before weighting (resampled down to ``samples``).
-    particles: int = 64
+    particles: int = 128
     #: The blueprint's most likely legal actions that are searched.
     top_k: int = 3
     #: Leave the blueprint's action only for a searched gain above this (reward units)...
     margin: float = 0.05
     #: ... and this many standard errors of the paired (same samples) difference.
     confidence: float = 2.0
-    #: Extra margin to knock where the blueprint would not, or not to where it would:
-    #: sampled opponents look weaker than real ones, so searched knocks get undercut.
+    #: Let search change whether to knock.  Off by default: the rollouts' opponent is the
+    #: blueprint, sampled opponents look weaker than real ones, and measured against
+    #: ``strong`` the knocks search added were undercut more than they gained
+    #: (``bench/search_safety.py``; docs/agents.md).  Off, search only picks the card.
+    knocks: bool = False
+    #: With ``knocks``: the extra margin to knock where the blueprint would not, or not to
+    #: where it would.
     knock_margin: float = 0.15
     #: Weight of a uniform mixture in the opponent model (robust to opponents unlike it).
     epsilon: float = 0.1
@@ -90,8 +98,9 @@ class SearchConfig:
     #: Points posted count this much against columns won (the training reward's coefficient).
     points_coef: float = 1.0
     #: Search only where the blueprint's likeliest action has less than this probability
-    #: (1 searches every decision; lower values trust a confident blueprint).
-    uncertain: float = 1.0
+    #: (1 searches every decision).  A confident blueprint is trusted: searching its sure
+    #: moves changed them for the worse more often than for the better.
+    uncertain: float = 0.6
     #: Also search draw decisions (take the discard or draw from the stock; not the upcard offer).
     draws: bool = False
     #: The blueprint: the policy searched around and played in rollouts (an agent spec).
@@ -541,13 +550,17 @@ class SearchAgent:
             if self.config.uncertain < 1.0 and probs[i].max() >= self.config.uncertain:
                 continue  # a confident blueprint is trusted
             ranked = legal[np.argsort(-probs[i, legal], kind="stable")]
+            is_knock = (ranked >= A.KNOCK) & (ranked < A.DRAW_STOCK)
+            if not self.config.knocks:  # only the card: knock or not stays the blueprint's
+                ranked = ranked[is_knock == is_knock[0]]
+                if ranked.size < 2:
+                    continue
             pick = [int(a) for a in ranked[: self.config.top_k]]
-            knocks = [int(a) for a in ranked if A.KNOCK <= a < A.DRAW_STOCK]
-            plain = [int(a) for a in ranked if a < A.KNOCK]
-            # The knock decision is always searched: the best knock and the best plain discard.
-            for extra in (knocks[:1], plain[:1]):
-                if extra and extra[0] not in pick:
-                    pick.append(extra[0])
+            if self.config.knocks:
+                # The knock decision is searched: the best knock and the best plain discard.
+                for extra in (ranked[is_knock][:1], ranked[~is_knock][:1]):
+                    if extra.size and int(extra[0]) not in pick:
+                        pick.append(int(extra[0]))
             rows.append(int(i))
             candidates.append(pick)
         return np.array(rows, np.int64), candidates

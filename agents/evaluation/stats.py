@@ -77,6 +77,36 @@ def clustered_wilson(
     return (low, high, deff)
 
 
+def paired_difference(a_won: np.ndarray, b_won: np.ndarray, pair: np.ndarray,
+                      z: float = Z95) -> dict[str, float]:
+    """The difference of two agents' match win rates over the same deals, with its interval.
+
+    ``a_won[i]`` and ``b_won[i]`` are the results (1 won, 0 lost) of two agents that
+    each played match ``i`` of the same seeded set against the same opponent, and
+    ``pair[i]`` is the duplicate pair of match ``i``.  Playing the same deals cancels
+    most of the luck of the cards, so the difference is measured per pair (the
+    independent unit) and its interval is the normal one on the pairs' differences:
+    far narrower than two separate intervals.  Returns ``diff`` (A's rate minus B's),
+    ``low``, ``high``, ``a_rate``, ``b_rate`` and ``pairs``.
+    """
+    a = np.asarray(a_won, dtype=np.float64)
+    b = np.asarray(b_won, dtype=np.float64)
+    p = np.asarray(pair, dtype=np.int64)
+    if not a.shape == b.shape == p.shape:
+        raise ValueError(f"a_won, b_won and pair need one shape, got {a.shape}, {b.shape}, "
+                         f"{p.shape}")
+    counts = np.bincount(p)
+    used = counts > 0
+    if not used.any():
+        return {"diff": math.nan, "low": math.nan, "high": math.nan, "a_rate": math.nan,
+                "b_rate": math.nan, "pairs": 0}
+    d = (np.bincount(p, weights=a - b)[used]) / counts[used]
+    mean = float(d.mean())
+    half = z * float(d.std(ddof=1)) / math.sqrt(d.size) if d.size > 1 else math.inf
+    return {"diff": mean, "low": mean - half, "high": mean + half,
+            "a_rate": float(a.mean()), "b_rate": float(b.mean()), "pairs": int(d.size)}
+
+
 def elo_ratings(
     wins: np.ndarray,
     prior: float = 0.5,
@@ -136,5 +166,6 @@ __all__ = [
     "design_effect",
     "elo_from_pairs",
     "elo_ratings",
+    "paired_difference",
     "wilson_interval",
 ]

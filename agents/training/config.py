@@ -206,7 +206,7 @@ def check_agent_spec(key: str, spec: Any) -> None:
     build it: a known name, ``pretrained`` with its file shipped, ``ckpt:PATH`` with
     an existing file, or ``text:COMMAND``.  Checked when the config loads, not when the
     agent is first used."""
-    from agents import AGENT_SPECS, PRETRAINED_PATH
+    from agents import AGENT_SPECS, PRETRAINED
 
     accepted = ", ".join(AGENT_SPECS)
     if not isinstance(spec, str) or not spec.strip():
@@ -216,9 +216,10 @@ def check_agent_spec(key: str, spec: Any) -> None:
     names = {s for s in AGENT_SPECS if ":" not in s}
     prefixes = tuple(s.split(":", 1)[0] + ":" for s in AGENT_SPECS if ":" in s)
     if text.lower() in names:
-        if text.lower() == "pretrained" and not PRETRAINED_PATH.is_file():
+        shipped = PRETRAINED.get(text.lower())
+        if shipped is not None and not shipped.is_file():
             raise ValueError(f"bad value for config key {key}: agent spec {spec!r} needs "
-                             f"{PRETRAINED_PATH}, which does not exist")
+                             f"{shipped}, which does not exist")
         return
     prefix = next((p for p in prefixes if text.lower().startswith(p)), None)
     if prefix is None:

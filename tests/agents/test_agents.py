@@ -296,7 +296,8 @@ def test_make_agent_specs() -> None:
     assert make_agent(agent) is agent
     with pytest.raises(ValueError, match="valid specs") as err:
         make_agent("nonsense")
-    for spec in ("random", "simple", "simple-det", "strong", "pretrained", "ckpt:PATH"):
+    for spec in ("random", "simple", "simple-det", "strong", "pretrained", "pretrained-v1",
+                 "ckpt:PATH"):
         assert spec in str(err.value)
     with pytest.raises(ValueError, match="needs a path"):
         make_agent("ckpt:")

@@ -115,7 +115,9 @@ def test_spec_parsing() -> None:
 
 
 def _small_search() -> SearchAgent:
-    return make_agent("search:samples=3,particles=12,top_k=3")
+    """Small, and searching every discard and knock (uncertain=1, knocks=true), so that
+    a few moves exercise every path."""
+    return make_agent("search:samples=3,particles=12,top_k=3,uncertain=1,knocks=true")
 
 
 def test_search_plays_legal_deterministic_games() -> None:
@@ -167,7 +169,7 @@ def test_search_ignores_hidden_cards() -> None:
     game = VectorGame(24, rules, seed=21)
     history = PublicHistory(game)
     _play_random(game, history, 25, seed=4)
-    agent = make_agent("search:samples=3,particles=12,top_k=4,margin=0")
+    agent = make_agent("search:samples=3,particles=12,top_k=4,margin=0,uncertain=1,knocks=true")
     compared = 0
     for row in range(game.num_games):
         if game.state.phase[row] != A.PHASE_DISCARD:
@@ -258,3 +260,42 @@ def test_uncertain_limits_search_to_unsure_blueprint_moves() -> None:
             assert (probs[rows].max(axis=1) < uncertain).all()
         counts.append(rows.size)
     assert counts[0] > 0 and counts == sorted(counts, reverse=True) and counts[-1] == 0
+
+
+def test_search_keeps_the_blueprints_knock_decision_unless_knocks_is_on() -> None:
+    """By default the candidates share the blueprint's choice of knocking or not; with
+    knocks=true the best knock and the best plain discard are both among them."""
+    game = VectorGame(64, "friendly", seed=8)
+    history = PublicHistory(game)
+    strong = make_agent("strong")
+    for _ in range(35):  # strong play on both seats: 16 of the 64 rows may knock then
+        obs = game.observe()
+        acts = strong.act(obs)
+        seats = game.current_player.astype(np.int64)
+        _, info = game.step(acts)
+        history.step(game, seats, acts, info)
+    obs = {**game.observe(), **history.observe(game.current_player.astype(np.int64))}
+
+    def kinds(spec: str) -> list[set[bool]]:
+        agent = make_agent(spec)
+        probs, _ = agent.blueprint.policy(obs)
+        probs = np.where(obs["action_mask"] > 0, probs, -1.0)
+        rows, candidates = agent._to_search(obs["observation"], obs["action_mask"], probs)
+        assert rows.size > 0
+        for i, c in zip(rows, candidates, strict=True):
+            assert c[0] == probs[i].argmax()  # the blueprint's move is always candidate 0
+        return [{bool(A.KNOCK <= a < A.DRAW_STOCK) for a in c} for c in candidates]
+
+    assert all(len(k) == 1 for k in kinds("search:samples=2,particles=4,uncertain=1"))
+    mixed = kinds("search:samples=2,particles=4,uncertain=1,knocks=true")
+    assert any(len(k) == 2 for k in mixed)
+
+
+def test_search_defaults_are_the_measured_safe_ones() -> None:
+    """docs/agents.md measures these (bench/search_safety.py); a change needs a new
+    measurement."""
+    cfg = parse_search_spec("search")
+    assert (cfg.samples, cfg.particles, cfg.uncertain, cfg.knocks) == (16, 128, 0.6, False)
+    assert parse_search_spec("search:knocks=true").knocks is True
+    with pytest.raises(ValueError, match="knocks"):
+        parse_search_spec("search:knocks=maybe")

@@ -525,12 +525,14 @@ def test_model_only_checkpoint_cannot_resume(tmp_path: Path) -> None:
         trainer.load_trainer_state(load_checkpoint(path))
 
 
-@pytest.mark.skipif(not PRETRAINED_PATH.exists(), reason="no shipped pretrained agent yet")
-def test_pretrained_agent_loads_and_beats_random() -> None:
-    from agents import make_agent
+@pytest.mark.parametrize("spec", ["pretrained", "pretrained-v1"])
+def test_shipped_agents_load_and_beat_random(spec: str) -> None:
+    from agents import PRETRAINED, make_agent
 
-    assert PRETRAINED_PATH.stat().st_size <= 5 * 1024 * 1024
-    agent = make_agent("pretrained")
+    assert PRETRAINED["pretrained"] == PRETRAINED_PATH
+    assert PRETRAINED[spec].stat().st_size <= 5 * 1024 * 1024
+    agent = make_agent(spec)
+    assert agent.name == spec
     res = duplicate_rates(agent, RandomAgent(0), 20, seed=1)
     assert res["match"]["rate"] >= 0.9
 
