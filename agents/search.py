@@ -130,6 +130,10 @@ class SearchConfig:
             raise ValueError(f"search points_coef must be in 0..100, got {self.points_coef!r}")
 
 
+def _is_knock(action: int) -> bool:
+    return bool(A.KNOCK <= action < A.DRAW_STOCK)
+
+
 def parse_search_spec(spec: str) -> SearchConfig:
     """``search`` or ``search:samples=32,margin=0.05,blueprint=ckpt:runs/x/last.pt``."""
     text = spec.strip()
@@ -460,8 +464,9 @@ class SearchAgent:
         self.blueprint = blueprint
         self.name = "search"
         self._rng = np.random.default_rng(seed)
-        #: Counters since construction: decisions seen, searched, and changed by search.
-        self.counts = {"decisions": 0, "searched": 0, "deviations": 0}
+        #: Counters since construction: decisions seen, searched, changed by search, and
+        #: the changes that also changed whether to knock (only with ``knocks``).
+        self.counts = {"decisions": 0, "searched": 0, "deviations": 0, "knock_changes": 0}
 
     # ------------------------------------------------------------------ act
     def act(self, obs: dict[str, np.ndarray], rng: Any = None) -> np.ndarray:
@@ -510,6 +515,7 @@ class SearchAgent:
             if best:
                 choice[i] = candidates[j][best]
                 self.counts["deviations"] += 1
+                self.counts["knock_changes"] += _is_knock(choice[i]) != _is_knock(candidates[j][0])
         return choice
 
     def _decide(self, q: np.ndarray, candidates: list[int], hands: np.ndarray) -> int:

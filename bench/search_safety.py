@@ -8,7 +8,8 @@ same, the difference of match win rates is measured per duplicate pair
 (:func:`agents.evaluation.stats.paired_difference`), an interval far narrower than
 two separate ones.  A spec is safe at this size when the interval of its difference
 is not all below zero.  The table also gives how many decisions search searched and
-changed, and the CPU seconds per match.
+changed, how many of the changes were to knock or not to knock (only with ``knocks``),
+and the CPU seconds per match.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def main() -> int:
         _, base, cpu = _play(args.blueprint, args, progress)
         rate = base.a_won.mean()
         rows.append([args.blueprint, str(base.num_matches), f"{100 * rate:.1f}%", "—", "—", "—",
-                     f"{cpu / base.num_matches:.2f}"])
+                     "—", f"{cpu / base.num_matches:.2f}"])
         progress.console.print(" | ".join(rows[-1]), soft_wrap=True)
         for spec in args.specs:
             agent, stats, cpu = _play(spec, args, progress)
@@ -68,12 +69,14 @@ def main() -> int:
                          f"{100 * d['diff']:+.1f} [{100 * d['low']:+.1f}, {100 * d['high']:+.1f}]",
                          f"{counts['searched'] / max(counts['decisions'], 1):.1%}",
                          f"{counts['deviations'] / max(counts['decisions'], 1):.2%}",
+                         f"{counts['knock_changes']} of {counts['deviations']}",
                          f"{cpu / stats.num_matches:.2f}"])
             progress.console.print(" | ".join(rows[-1]), soft_wrap=True)
     print_table(f"search vs its blueprint {args.blueprint}, paired on the same deals, against "
                 f"{args.opponent} ({args.rules} rules, seed {args.seed})",
                 ["agent", "matches", "match win", "minus blueprint (95%)",
-                 "decisions searched", "decisions changed", "CPU s/match"], rows)
+                 "decisions searched", "decisions changed", "changes of knock or not",
+                 "CPU s/match"], rows)
     return 0
 
 

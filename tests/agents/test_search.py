@@ -135,6 +135,15 @@ def test_search_plays_legal_deterministic_games() -> None:
         assert np.array_equal(value, states[1][key]), key
     assert counts[0] == counts[1]
     assert counts[0]["searched"] > 10
+    assert counts[0]["knock_changes"] <= counts[0]["deviations"]
+
+
+def test_search_without_knocks_never_changes_whether_to_knock() -> None:
+    agent = make_agent("search:samples=3,particles=12,margin=0,confidence=0,uncertain=1")
+    arena = Arena(agent, make_agent("strong"), 2, load_rules("friendly"), seed=11)
+    for _ in range(120):
+        arena.step()
+    assert agent.counts["deviations"] > 0 and agent.counts["knock_changes"] == 0
 
 
 def _hidden_swap(game: VectorGame, row: int, seed: int) -> VectorGame:
