@@ -528,7 +528,7 @@ class SearchAgent:
         """
         gain = q - q[:, :1]
         mean = gain.mean(axis=0)
-        knocks = np.array([A.KNOCK <= c < A.DRAW_STOCK for c in candidates])
+        knocks = np.array([_is_knock(c) for c in candidates])
         need = self.config.margin + self.config.knock_margin * (knocks != knocks[0])
         best = int(np.argmax(mean - need))
         if best == 0 or mean[best] <= need[best]:

@@ -30,12 +30,12 @@ from bench.common import print_table
 
 
 def _play(spec: str, args: argparse.Namespace, progress: Progress):
-    agent = make_agent(spec, rules=args.rules, seed=args.seed)
-    if spec != args.blueprint and spec.startswith("search"):
-        if "blueprint=" not in spec:  # the same network the paired row plays
-            agent = make_agent(f"{spec}{',' if ':' in spec else ':'}blueprint={args.blueprint}",
-                               rules=args.rules, seed=args.seed)
-            agent.name = spec
+    built = spec
+    if spec != args.blueprint and spec.startswith("search") and "blueprint=" not in spec:
+        # Search around the same network the paired row plays.
+        built = f"{spec}{',' if ':' in spec else ':'}blueprint={args.blueprint}"
+    agent = make_agent(built, rules=args.rules, seed=args.seed)
+    agent.name = spec
     task = progress.add_task(spec, total=args.matches)
     cpu = time.process_time()
     stats = play_matches(agent, make_agent(args.opponent, rules=args.rules, seed=args.seed),
