@@ -61,7 +61,7 @@ PROG = "train.py"
 #: the rules the checkpoint was trained for.
 FIXED_ON_RESUME = (("env", "rules"), ("env", "num_games"), ("model", "hidden"),
                    ("model", "card_head"), ("model", "features"), ("model", "knock_gate"),
-                   ("model", "critic"), ("model", "critic_hidden"))
+                   ("model", "critic"), ("model", "critic_hidden"), ("model", "init"))
 
 
 EXIT_CODES = """\

@@ -22,6 +22,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from agents import PRETRAINED
 from agents.model import HIDDEN_WIDTH_RANGE, MAX_HIDDEN_LAYERS
 from hgin_env.rules import load_rules, parse_toml, read_toml_file
 
@@ -32,6 +33,8 @@ CONFIG_FOLDER = "configs"
 REWARD_MODES = ("match", "columns", "points")
 CRITICS = ("shared", "privileged", "separate")
 OPPONENT_KINDS = ("self_play", "pool", "random", "simple", "strong")
+#: The shipped networks ``model.init`` can name (``ckpt:PATH`` names any other).
+INIT_SPECS = tuple(PRETRAINED)
 
 
 #: Upper bounds that keep a typo from asking for absurd memory or time (``env.num_games=1e9``)
@@ -130,6 +133,11 @@ SCHEMA: dict[str, dict[str, Spec]] = {
                           f"the privileged critic's layer widths: a list of "
                           f"1..{MAX_HIDDEN_LAYERS} integers in "
                           f"{HIDDEN_WIDTH_RANGE[0]}..{HIDDEN_WIDTH_RANGE[1]}"),
+        "init": (str, "", None,
+                 "'' (fresh weights) or the network the policy starts from: "
+                 f"{', '.join(INIT_SPECS)} or ckpt:PATH, of this section's architecture "
+                 "or narrower (a fine-tune; a narrower network is widened so that it plays "
+                 "the same moves; a critic of its own starts fresh)"),
     },
     "ppo": {
         "lr": (_NUMBER, 3e-4, _positive_upto(MAX_LR), f"a learning rate in (0, {MAX_LR:g}]"),
@@ -264,6 +272,13 @@ def _check_agent_specs(cfg: dict[str, dict[str, Any]]) -> None:
                 check_agent_spec(f"{section}.{key}[{i}]", spec)
         elif not (section == "imitation" and value == "none"):
             check_agent_spec(f"{section}.{key}", value)
+    init = cfg["model"]["init"]
+    if init:
+        text = init.strip()
+        if text.lower() not in INIT_SPECS and not text.lower().startswith("ckpt:"):
+            raise ValueError(f"bad value for config key model.init: {init!r} is not a network "
+                             f"(accepted: '', {', '.join(INIT_SPECS)} or ckpt:PATH)")
+        check_agent_spec("model.init", text)
 
 
 def defaults() -> dict[str, dict[str, Any]]:

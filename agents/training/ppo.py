@@ -36,6 +36,7 @@ from agents.model import PolicyValueNet, logp_entropy, masked_logits
 from agents.torch_agent import CheckpointError, make_checkpoint, pack_array, unpack_array
 from agents.training.collection import LocalCollection
 from agents.training.critic import PrivilegedCritic
+from agents.training.init import load_initial_weights
 from agents.training.rollout import OpponentAssignment, Rollout, RolloutBuffers
 from agents.training.shard import (
     KINDS,
@@ -92,7 +93,10 @@ class Trainer:
         self.device = torch.device(device or run["device"])
         seed = int(run["seed"])
         torch.manual_seed(seed)
-        self.model = build_network(config).to(self.device)
+        self.model = build_network(config)
+        if config["model"]["init"]:  # a fine-tune; a resume then loads its own weights
+            load_initial_weights(self.model, config["model"]["init"], seed)
+        self.model = self.model.to(self.device)
         self.actor = PolicyValueNet.from_arch(self.model.arch()).to(self.device).eval()
         self.actor.load_state_dict(self.model.state_dict())
         #: The critic of its own (``model.critic = "privileged"`` or ``"separate"``) and the
