@@ -11,24 +11,12 @@ equal for ever.  Training then goes on from the file's strength with room to lea
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import torch
 from torch import nn
 
 from agents.model import PolicyValueNet
 
-__all__ = ["init_file", "load_initial_weights", "widen"]
-
-
-def init_file(spec: str) -> Path:
-    """The agent file of ``model.init``'s ``spec``: a shipped network's name or
-    ``ckpt:PATH`` (the config checked it when it loaded)."""
-    from agents import PRETRAINED
-
-    text = spec.strip()
-    shipped = PRETRAINED.get(text.lower())
-    return shipped if shipped is not None else Path(text.split(":", 1)[1])
+__all__ = ["load_initial_weights", "widen"]
 
 
 def load_initial_weights(model: PolicyValueNet, spec: str, seed: int = 0) -> None:
@@ -37,23 +25,21 @@ def load_initial_weights(model: PolicyValueNet, spec: str, seed: int = 0) -> Non
     Any other difference between the file's architecture and the config's is a
     ``ValueError`` naming each setting that differs (loading it would fail deep in torch,
     or silently mean another network)."""
-    from agents.torch_agent import load_checkpoint, model_from_checkpoint
+    from agents import make_agent
 
-    path = init_file(spec)
-    ckpt = load_checkpoint(path)
-    saved, wanted = dict(ckpt.get("arch", {})), model.arch()
+    source = make_agent(spec).model  # the spec's file, loaded and checksum-verified
+    saved, wanted = source.arch(), model.arch()
     differ = [f"{key} = {saved.get(key)!r} in the file, {value!r} in the config"
               for key, value in wanted.items() if saved.get(key) != value and key != "hidden"]
-    old_hidden, new_hidden = list(saved.get("hidden", [])), wanted["hidden"]
+    old_hidden, new_hidden = list(saved["hidden"]), wanted["hidden"]
     widening = len(old_hidden) == len(new_hidden) and all(
         n >= o for o, n in zip(old_hidden, new_hidden, strict=True))
     if not widening:
         differ.append(f"hidden = {old_hidden!r} in the file, {new_hidden!r} in the config "
                       "(a fine-tune can widen layers, not add, remove or narrow them)")
     if differ:
-        raise ValueError(f"bad value for config key model.init: {spec!r} ({path}) is another "
-                         f"network than the [model] section asks for: {'; '.join(differ)}")
-    source = model_from_checkpoint(ckpt, path)
+        raise ValueError(f"bad value for config key model.init: {spec!r} is another network "
+                         f"than the [model] section asks for: {'; '.join(differ)}")
     gen = torch.Generator().manual_seed(seed)
     model.load_state_dict(widen(source, new_hidden, gen).state_dict())
 
