@@ -37,6 +37,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
+import json
 from typing import Any
 
 import numpy as np
@@ -47,6 +48,7 @@ from hgin_env.cards import NUM_CARDS, card_str, popcount
 from hgin_env.cards import format as format_cards
 from hgin_env.engine.hand import REWARD_MODES, HandRecord, deal
 from hgin_env.engine.single import SingleGame, SingleGameArrays, min_deadwood
+from hgin_env.envs import openspiel_text
 from hgin_env.hollywood import SheetBatch
 from hgin_env.observation import (
     DEADWOOD_SCALE,
@@ -65,7 +67,9 @@ __all__ = [
     "HollywoodGinGame",
     "HollywoodGinObserver",
     "HollywoodGinState",
+    "deserialize_game_and_state",
     "rules_from_params",
+    "serialize_game_and_state",
 ]
 
 GAME_NAME = "python_hollywood_gin"
@@ -190,6 +194,18 @@ class HollywoodGinGame(pyspiel.Game):
     def new_initial_state(self) -> HollywoodGinState:
         return HollywoodGinState(self)
 
+    def deserialize_state(self, text: str) -> HollywoodGinState:
+        """The state :meth:`HollywoodGinState.serialize` wrote, checked field by field and
+        by the engine; never unpickles (pyspiel's form for Python games does, and is
+        refused).  ``ValueError`` names what is wrong with a hostile or broken string."""
+        state = HollywoodGinState(self)
+        state.restore(openspiel_text.loads(text, self.history_limit()))
+        return state
+
+    def history_limit(self) -> int:
+        """The most moves one episode's history can hold: decisions and chance nodes."""
+        return self.max_game_length() + self.max_chance_nodes_in_history()
+
     def max_chance_nodes_in_history(self) -> int:
         # The first dealer, then per hand the deal and at most 29 stock draws.
         return 1 + self.shared.max_hands * (DEAL_CARDS + NUM_CARDS - STOCK_START - 2)
@@ -277,7 +293,7 @@ class _Engine(SingleGame):
 
 # ----------------------------------------------------------------------------- state
 
-_DEALER, _DEAL, _DRAW, _PLAY, _OVER = range(5)
+_DEALER, _DEAL, _DRAW, _PLAY, _OVER, _RESTORING = range(6)
 
 # Events of a player's information state, two bytes each: (kind, value).
 _EV_DEALER, _EV_CARD, _EV_HIDDEN, _EV_UPCARD, _EV_MINE, _EV_THEIRS, _EV_RESULT, _EV_AWARD = range(8)
@@ -317,6 +333,7 @@ class HollywoodGinState(pyspiel.State):
         # Each player's events of the current hand, and a digest of the earlier hands.
         self._views = (b"", b"")
         self._past = ("", "")
+        self._replay_player = 0  # the recorded mover while a state string is restored
 
     # ------------------------------------------------------------------ OpenSpiel API
     def current_player(self) -> int:
@@ -324,6 +341,8 @@ class HollywoodGinState(pyspiel.State):
             return int(pyspiel.PlayerId.TERMINAL)
         if self._stage == _PLAY:
             return int(self._live().current_player)
+        if self._stage == _RESTORING:
+            return self._replay_player
         return int(pyspiel.PlayerId.CHANCE)
 
     def _legal_actions(self, player: int) -> list[int]:
@@ -342,6 +361,9 @@ class HollywoodGinState(pyspiel.State):
 
     def _apply_action(self, action: int) -> None:
         action = int(action)
+        self._check_legal(action)  # before anything changes: a refused move changes nothing
+        if self._stage == _RESTORING:
+            return  # pyspiel records the move in its history; the fields come after
         if self._stage == _DEALER:
             self._dealer = action
             self._stage = _DEAL
@@ -362,6 +384,35 @@ class HollywoodGinState(pyspiel.State):
             else:
                 self._step(action)
 
+    def _check_legal(self, action: int) -> None:
+        """``ValueError`` naming the action and the legal ones unless ``action`` is legal."""
+        stage = self._stage
+        if stage == _PLAY:
+            engine = self._live()
+            if 0 <= action < A.NUM_ACTIONS and engine.legal >> action & 1:
+                return
+            legal = ", ".join(f"{a} ({A.action_name(a)})" for a in engine.legal_actions())
+            raise ValueError(f"python_hollywood_gin: action {action} is not legal for seat "
+                             f"{engine.current_player} in phase "
+                             f"{A.PHASE_NAMES[engine.phase]}; legal: {legal}")
+        if stage == _RESTORING:
+            return
+        if stage == _OVER:
+            raise ValueError(f"python_hollywood_gin: action {action} after the episode ended")
+        if stage == _DEALER:
+            ok, what = action in (0, 1), "the first dealer must be seat 0 or 1"
+        elif stage == _DEAL:
+            ok = 0 <= action < NUM_CARDS and action not in self._dealt
+            what = (f"deal card {len(self._dealt)} must be a card id 0..{NUM_CARDS - 1} not "
+                    f"dealt yet (dealt: {' '.join(map(card_str, self._dealt)) or '-'})")
+        else:
+            stock = self._live().stock_cards()
+            ok = action in stock
+            what = (f"the card drawn must be one of the {len(stock)} cards in the stock: "
+                    f"{' '.join(map(str, stock))}")
+        if not ok:
+            raise ValueError(f"python_hollywood_gin: chance outcome {action} refused: {what}")
+
     def _action_to_string(self, player: int, action: int) -> str:
         if player == pyspiel.PlayerId.CHANCE:
             if self._stage == _DEALER:
@@ -374,6 +425,72 @@ class HollywoodGinState(pyspiel.State):
 
     def returns(self) -> list[float]:
         return list(self._totals) if self._stage == _OVER else [0.0, 0.0]
+
+    def serialize(self) -> str:
+        """The whole state as plain, versioned JSON (:mod:`hgin_env.envs.openspiel_text`),
+        which :meth:`HollywoodGinGame.deserialize_state` reads back exactly; unlike
+        pyspiel's form for Python games, loading it never unpickles anything."""
+        engine = None
+        if self._engine is not None:
+            engine = {k: v.tolist() for k, v in self._engine.state_dict().items()}
+        return openspiel_text.StateText(
+            history=[(int(m.player), int(m.action)) for m in self.full_history()],
+            stage=self._stage, dealer=self._dealer, dealt=list(self._dealt),
+            hands_done=self._hands_done, totals=self._totals, views=self._views,
+            past=self._past, engine=engine).dumps()
+
+    def restore(self, snap: openspiel_text.StateText) -> None:
+        """Become the state ``snap`` (parsed, checked text) describes, from a fresh state:
+        pyspiel's history by replaying the recorded moves as bookkeeping (pyspiel offers
+        no other way to set it), then the fields, then the checks across them."""
+        if self.move_number() or self._stage != _DEALER:
+            raise ValueError("restore needs a fresh state (game.new_initial_state())")
+        self._stage = _RESTORING
+        for player, action in snap.history:
+            self._replay_player = player
+            self.apply_action(action)
+        shared = self._shared
+        if snap.engine is not None:
+            engine = object.__new__(_Engine)
+            try:
+                engine.__setstate__({"rules": shared.rules, "reward": shared.reward,
+                                     "state": snap.engine})
+            except (ValueError, TypeError, OverflowError, KeyError, IndexError) as exc:
+                raise ValueError(f"state string's engine state is refused: {exc}") from None
+            self._engine = engine
+        self._stage, self._dealer, self._dealt = snap.stage, snap.dealer, snap.dealt
+        self._hands_done, self._totals = snap.hands_done, snap.totals
+        self._views, self._past = snap.views, snap.past
+        problem = self._restore_problem()
+        if problem:
+            raise ValueError(f"state string is inconsistent: {problem}")
+
+    def _restore_problem(self) -> str:
+        """What contradicts the stage in a restored state (empty if nothing does)."""
+        stage, engine = self._stage, self._engine
+        if self._hands_done > self._shared.max_hands or (
+                stage != _OVER and self._hands_done == self._shared.max_hands):
+            return f"{self._hands_done} hands played with max_hands {self._shared.max_hands}"
+        if (engine is None) != (stage == _DEALER or (stage == _DEAL and not self._hands_done)):
+            return f"stage {openspiel_text.STAGES[stage]} after {self._hands_done} hands " \
+                   f"{'needs' if engine is None else 'has no'} an engine state"
+        if (stage == _DEALER) != (self._dealer == -1):
+            return "the first dealer is chosen exactly when the stage is past 'dealer'"
+        if stage != _DEAL and self._dealt:
+            return "cards are being dealt outside the 'deal' stage"
+        if len(self._dealt) >= DEAL_CARDS:
+            return f"{len(self._dealt)} cards of a deal of {DEAL_CARDS} pending"
+        if engine is None:
+            return ""
+        if stage != _OVER and engine.match_over:
+            return "the engine's match is over but the episode is not"
+        if stage in (_DRAW, _PLAY) and self._dealer != engine.dealer:
+            return f"dealer {self._dealer} but the engine's hand is dealt by {engine.dealer}"
+        if stage == _DRAW and not engine.legal >> A.DRAW_STOCK & 1:
+            return "a stock card is due but the engine's player cannot draw"
+        if stage == _PLAY and not engine.legal:
+            return "nobody can move in the engine's position"
+        return ""
 
     def __str__(self) -> str:
         if self._stage in (_DEALER, _DEAL):
@@ -633,6 +750,68 @@ class HginBot(pyspiel.Bot):
                                          np.float32)[None],
                "action_mask": mask}
         return int(self._agent.act(obs, rng=self._rng)[0])
+
+
+# ----------------------------------------------------------------------------- text form
+
+#: The first line of a game-and-state text; the state's own text is the second.
+GAME_FORMAT = "hgin-openspiel-game"
+_GAME_LINE_CHARS = 4096
+
+
+def serialize_game_and_state(game: HollywoodGinGame, state: HollywoodGinState) -> str:
+    """The game's parameters (one JSON line) and the state's text (the next line).
+
+    Use this and :func:`deserialize_game_and_state` instead of pyspiel's functions of the
+    same names: for every Python game those embed a pickle, and loading one runs whatever
+    code its author put there.
+    """
+    if not isinstance(game, HollywoodGinGame) or not isinstance(state, HollywoodGinState):
+        raise TypeError("serialize_game_and_state takes a python_hollywood_gin game and state")
+    head = json.dumps({"format": GAME_FORMAT, "version": openspiel_text.VERSION,
+                       "game": dict(game.get_parameters())}, separators=(",", ":"))
+    return f"{head}\n{state.serialize()}"
+
+
+def deserialize_game_and_state(text: str) -> tuple[HollywoodGinGame, HollywoodGinState]:
+    """The game and state :func:`serialize_game_and_state` wrote; ``ValueError`` naming
+    the problem for anything else.  Only ``python_hollywood_gin`` parameters are read
+    (names and types from its specification), so no other game is ever loaded, and the
+    state line is capped by that game's length before it is parsed."""
+    if not isinstance(text, str):
+        raise ValueError(f"a game-and-state string must be text, got {type(text).__name__}")
+    head, sep, state_text = text.partition("\n")
+    if not sep or len(head) > _GAME_LINE_CHARS or not head.startswith("{"):
+        raise ValueError(f"not an hgin game-and-state string (a JSON line of format "
+                         f"{GAME_FORMAT!r}, then the state); pyspiel's form, which embeds a "
+                         f"pickle, is refused")
+    try:
+        body = json.loads(head)
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f"game-and-state string: the game line is not valid JSON: "
+                         f"{str(exc)[:200]}") from None
+    if not isinstance(body, dict) or body.get("format") != GAME_FORMAT:
+        raise ValueError(f"game-and-state string: the game line must have format "
+                         f"{GAME_FORMAT!r}")
+    if body.get("version") != openspiel_text.VERSION:
+        raise ValueError(f"game-and-state string version {body.get('version')!r} is not "
+                         f"supported (this hgin reads version {openspiel_text.VERSION})")
+    params = body.get("game")
+    if not isinstance(params, dict):
+        raise ValueError("game-and-state string: 'game' must be an object of parameters")
+    spec = _GAME_TYPE.parameter_specification
+    for name, value in params.items():
+        if name not in spec:
+            raise ValueError(f"game-and-state string: {name!r} is not a parameter of "
+                             f"{GAME_NAME}")
+        if type(value) is not type(spec[name]):
+            raise ValueError(f"game-and-state string: parameter {name} must be "
+                             f"{type(spec[name]).__name__}, got {value!r}")
+    try:
+        game = pyspiel.load_game(GAME_NAME, params)
+    except (ValueError, RuntimeError, pyspiel.SpielError) as exc:
+        raise ValueError(f"game-and-state string: its game does not load: {exc}") from None
+    return game, game.deserialize_state(state_text)
 
 
 pyspiel.register_game(_GAME_TYPE, HollywoodGinGame)
