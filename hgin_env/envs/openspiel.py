@@ -45,7 +45,6 @@ import pyspiel
 
 from hgin_env import actions as A
 from hgin_env.cards import NUM_CARDS, card_str, popcount
-from hgin_env.cards import format as format_cards
 from hgin_env.engine.hand import REWARD_MODES, HandRecord, deal
 from hgin_env.engine.single import SingleGame, SingleGameArrays, min_deadwood
 from hgin_env.envs import openspiel_text
@@ -75,10 +74,31 @@ __all__ = [
 GAME_NAME = "python_hollywood_gin"
 #: An int or on/off override at this value leaves the profile's value.
 UNSET = -1
-DEFAULT_MAX_HANDS = 200
+#: Real matches take far fewer hands (of 3,000 seeded matches of `simple`, `strong` and
+#: `pretrained`, the longest took 24), while uniformly random play rarely ends one; and
+#: OpenSpiel's `random_sim_test` keeps a clone of every state of an episode, each copying
+#: pyspiel's history, so its memory grows with the square of the episode's length
+#: (docs/openspiel.md, "Memory").
+DEFAULT_MAX_HANDS = 30
 #: Chance nodes of one deal: 20 dealt cards and the upcard.
 DEAL_CARDS = 2 * 10 + 1
 _FULL = (1 << NUM_CARDS) - 1
+#: Each card's text, and a hand's (sorted by suit then rank, as ``cards.format``): the
+#: state's strings are built at every node of OpenSpiel's checks.
+_CARD_TEXT = [card_str(c) for c in range(NUM_CARDS)]
+
+
+def format_cards(mask: int) -> str:
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(_CARD_TEXT[low.bit_length() - 1])
+        mask ^= low
+    return " ".join(out)
+
+
+def _cards_text(cards: list[int]) -> str:
+    return " ".join([_CARD_TEXT[c] for c in cards])
 _RULE_FIELDS = {f.name: f for f in dataclasses.fields(Rules)}
 _SPEC = observation_spec()
 
@@ -276,9 +296,16 @@ class _Engine(SingleGame):
         st.deck[0] = front + stock
         self._load()
 
+    #: Attributes no step writes (tables of the rules, templates): a clone shares them.
+    _SHARED = frozenset(("rules", "reward_mode", "autoreset", "num_games", "_target",
+                         "_banned_bits", "_open_after", "_quiet_info", "_quiet_scores",
+                         "_row", "_sheet_bytes", "_after_bytes", "_mask"))
+
     def __deepcopy__(self, memo: dict[int, Any]) -> _Engine:
         twin = object.__new__(type(self))
-        twin.__dict__.update({key: _copied(value) for key, value in self.__dict__.items()})
+        shared = self._SHARED
+        twin.__dict__.update({key: value if key in shared else _copied(value)
+                              for key, value in self.__dict__.items()})
         return twin
 
     def __getstate__(self) -> dict[str, Any]:
@@ -404,7 +431,7 @@ class HollywoodGinState(pyspiel.State):
         elif stage == _DEAL:
             ok = 0 <= action < NUM_CARDS and action not in self._dealt
             what = (f"deal card {len(self._dealt)} must be a card id 0..{NUM_CARDS - 1} not "
-                    f"dealt yet (dealt: {' '.join(map(card_str, self._dealt)) or '-'})")
+                    f"dealt yet (dealt: {_cards_text(self._dealt) or '-'})")
         else:
             stock = self._live().stock_cards()
             ok = action in stock
@@ -494,10 +521,10 @@ class HollywoodGinState(pyspiel.State):
 
     def __str__(self) -> str:
         if self._stage in (_DEALER, _DEAL):
-            return f"dealing (dealer {self._dealer}): {' '.join(map(card_str, self._dealt))}"
+            return f"dealing (dealer {self._dealer}): {_cards_text(self._dealt)}"
         engine = self._live()
         hands = " / ".join(format_cards(h) for h in engine.hands)
-        pile = " ".join(card_str(c) for c in engine.pile[: engine.pile_size])
+        pile = _cards_text(engine.pile[: engine.pile_size])
         return (f"hands {hands} | pile {pile} | stock {engine.stock_size} | "
                 f"phase {A.PHASE_NAMES[engine.phase]} | scores {engine.sheets.scores[0].tolist()}")
 
@@ -574,7 +601,7 @@ class HollywoodGinState(pyspiel.State):
     def observation_text(self, player: int) -> str:
         """The observation as words: what ``player`` sees now."""
         if self._stage in (_DEALER, _DEAL):
-            mine = f"dealt to me {' '.join(map(card_str, self._dealt_cards(player))) or '-'}"
+            mine = f"dealt to me {_cards_text(self._dealt_cards(player)) or '-'}"
         else:
             mine = f"hand {format_cards(self._live().hands[player])}"
         st = self._live().state if self._engine is not None else self.between_hands_state()
@@ -585,8 +612,8 @@ class HollywoodGinState(pyspiel.State):
             return f"seat {player} | {mine} | dealer {self._dealer} | scores {sheet}"
         engine = self._live()
         top = engine.top_discard
-        below = " ".join(card_str(c) for c in engine.pile[: max(engine.pile_size - 1, 0)])
-        return (f"seat {player} | {mine} | top {card_str(top) if top >= 0 else '-'} | "
+        below = _cards_text(engine.pile[: max(engine.pile_size - 1, 0)])
+        return (f"seat {player} | {mine} | top {_CARD_TEXT[top] if top >= 0 else '-'} | "
                 f"below {below or '-'} | "
                 f"opponent took {format_cards(engine.known[1 - player]) or '-'} | "
                 f"{A.PHASE_NAMES[engine.phase]} | to move {engine.current_player} | "
