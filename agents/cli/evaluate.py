@@ -9,7 +9,10 @@ The tournament itself (duplicate format, pair-clustered 95% intervals, Elo)
 is :func:`agents.evaluation.tournament.run_tournament`.  This script only checks its
 arguments, every output path included, before the first match, plays, prints
 the tables and writes the files.  Ctrl-C exits 130 and a closed output pipe
-(``| head``) exits 141, each with a one-line message.
+(``| head``) exits 141, each with a one-line message.  An agent that fails (a
+``text:`` program that stops answering, say) exits 3 with one line naming the
+agent, the match and the move; the ``--record`` file keeps every match that
+finished.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Any
 PROG = "evaluate.py"
 #: File name used when an output option names an existing directory.
 DEFAULT_STEM = "tournament"
+EXIT_AGENT_FAILED = 3  # an agent raised instead of choosing a move
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, the shell convention
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
 
@@ -56,8 +60,10 @@ random choices from its own generator, derived from the seed and the match's
 index, and the workers' matches are put back in order.
 
 exit codes:
-  0 done, 1 an output could not be written, 2 bad arguments, 130 Ctrl-C,
-  141 standard output closed (the files asked for are written first)
+  0 done, 1 an output could not be written, 2 bad arguments, 3 an agent failed
+  (one line names it, the match and the move; --record keeps the finished
+  matches, no other file is written), 130 Ctrl-C, 141 standard output closed
+  (the files asked for are written first)
 """
 
 
@@ -184,6 +190,7 @@ def _run(argv: Sequence[str] | None, prog: str) -> int:
             parser.error(str(exc))
 
     from agents import make_agent
+    from agents.evaluation.arena import AgentFailed
     from agents.evaluation.tournament import run_tournament
     from hgin_env.records.format import RecordWriter
     from hgin_env.rules import load_rules
@@ -204,8 +211,10 @@ def _run(argv: Sequence[str] | None, prog: str) -> int:
     try:
         writer = None if recording is None else RecordWriter(recording)
     except OSError as exc:
+        _close(agents)
         print(f"{prog}: could not write {recording}: {exc}", file=sys.stderr)
         return 1
+    failed: AgentFailed | None = None
     try:
         # Workers build their agents from the specs (an agent object may hold what
         # cannot travel, such as a text agent's program); here they were built to check them.
@@ -214,9 +223,23 @@ def _run(argv: Sequence[str] | None, prog: str) -> int:
                                 progress=not args.no_progress, batch_size=args.batch_size,
                                 names=names, record=None if writer is None else writer.write,
                                 workers=args.workers, address=args.address)
+    except AgentFailed as exc:
+        failed = exc
     finally:
         if writer is not None:
             writer.close()
+        _close(agents)
+    if failed is not None:
+        print(f"{prog}: {_one_line(str(failed))}", file=sys.stderr)
+        if writer is not None:
+            unfinished = (f"; the {failed.in_play} match(es) in play when the agent failed "
+                          "are not in it, being unfinished" if failed.in_play else "")
+            print(f"{prog}: wrote {recording} ({writer.count} finished matches{unfinished})",
+                  file=sys.stderr)
+        if outputs:
+            print(f"{prog}: not written, the tournament being unfinished: "
+                  f"{', '.join(f'--{option}' for option in outputs)}", file=sys.stderr)
+        return EXIT_AGENT_FAILED
     if writer is not None:
         print(f"{prog}: wrote {recording} ({writer.count} matches)", file=sys.stderr)
     if result.cluster:
@@ -235,6 +258,19 @@ def _run(argv: Sequence[str] | None, prog: str) -> int:
         print(f"{prog}: wrote {path}", file=sys.stderr)
     result.print(_console())
     return 0
+
+
+def _close(agents: Sequence[Any]) -> None:
+    """End the programs of the agents that hold one (``text:``)."""
+    for agent in agents:
+        close = getattr(agent, "close", None)
+        if callable(close):
+            close()
+
+
+def _one_line(text: str) -> str:
+    """``text`` with any line breaks (an agent's own message may hold them) as spaces."""
+    return " ".join(text.split())
 
 
 def _console() -> Any:
@@ -267,7 +303,8 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
     ``hgin evaluate``).
 
     Exit codes: 0 done, 1 an output could not be written, 2 bad arguments,
-    130 Ctrl-C, 141 standard output closed (the files asked for are written first).
+    3 an agent failed (the record keeps the finished matches), 130 Ctrl-C, 141
+    standard output closed (the files asked for are written first).
     """
     try:
         return _run(argv, prog)

@@ -35,6 +35,11 @@ batch — compaction and ``batch_size`` change the speed, never the games.
 
 Every win rate comes with one kind of interval: the 95% Wilson interval on
 the pair-clustered effective sample size (:func:`clustered_rate`).
+
+An agent that raises instead of choosing (an external program that stopped
+answering, say) ends the play with :class:`AgentFailed`, which names the
+agent, the match, its hand and move, and the reason; :func:`play_matches`
+first hands on the records of every match that had finished.
 """
 
 from __future__ import annotations
@@ -108,6 +113,67 @@ def match_rngs(seeds: np.ndarray, position: np.ndarray) -> np.ndarray:
     return out
 
 
+class AgentFailed(RuntimeError):
+    """An agent raised instead of choosing a move: which agent, where, and why.
+
+    :func:`act_split` raises it with the game ``row`` (``None`` when a batched call
+    failed on a row it cannot tell); :class:`Arena` fills in the ``match`` (its index),
+    its ``hand`` and ``move`` (both from 1) and how many matches were ``in_play``;
+    :func:`play_matches` counts ``match`` across its batches and sets ``recorded`` (the
+    finished matches it handed to ``record``); a tournament adds the ``pairing``, names
+    the ``agent`` as its tables do and counts ``match`` across the tournament, as its
+    records are numbered.  ``str()`` is one line.  The agent's own exception is the
+    ``__cause__``; ``reason`` its text.
+    """
+
+    def __init__(self, agent: str, reason: str, row: int | None = None,
+                 index: int | None = None) -> None:
+        super().__init__(agent, reason, row, index)
+        self.agent = agent
+        self.reason = reason
+        self.row = row
+        #: Which of the agents given to :func:`act_split` failed (0: agent A in an arena).
+        self.index = index
+        self.match: int | None = None
+        self.hand: int | None = None
+        self.move: int | None = None
+        self.in_play = 0
+        self.recorded = 0
+        self.pairing: tuple[str, str] | None = None
+
+    def __str__(self) -> str:
+        if self.match is not None:
+            where = f"in match {self.match}"
+        elif self.in_play > 1:
+            where = f"in one of the {self.in_play} matches in play"
+        else:
+            where = "in a match"
+        if self.pairing is not None:
+            where += f" ({self.pairing[0]} vs {self.pairing[1]})"
+        if self.hand is not None and self.move is not None:
+            where += f", hand {self.hand}, move {self.move} of the match"
+        return f"agent {self.agent!r} failed {where}: {self.reason}"
+
+
+def _failure(agent: Agent, index: int, err: Exception, rows: np.ndarray,
+             one: int | None = None) -> AgentFailed:
+    """``err``, raised by ``agent`` asked about game ``rows``, as :class:`AgentFailed`:
+    the failing row is ``one``, or the row the error names (``err.row``, an index into
+    the rows asked, as :class:`~agents.text_agent.TextAgentError` gives), or the only one."""
+    if isinstance(err, AgentFailed):
+        return err
+    if one is None:
+        sub = getattr(err, "row", None)
+        if isinstance(sub, int) and 0 <= sub < rows.size:
+            one = int(rows[sub])
+        elif rows.size == 1:
+            one = int(rows[0])
+    name = str(getattr(agent, "name", index))
+    reason = str(err) or type(err).__name__
+    return AgentFailed(name, reason if isinstance(err, RuntimeError)
+                       else f"{type(err).__name__}: {reason}", one, index)
+
+
 def _checked(agent: Agent, index: int, mask: np.ndarray, rows: np.ndarray, chosen: object,
              check: bool) -> np.ndarray:
     """``chosen`` as int64, checked for shape and (with ``check``) legality on ``rows``."""
@@ -132,8 +198,11 @@ def _act_per_row(agent: Agent, index: int, obs: dict[str, np.ndarray], rows: np.
     """``agent`` called on each row alone, with that row's generator (unchecked)."""
     chosen = np.empty(rows.size, np.int64)
     for j, row in enumerate(rows.tolist()):
-        one = np.asarray(agent.act({key: value[row : row + 1] for key, value in obs.items()},
-                                   rng=row_rngs[row]))
+        try:
+            one = np.asarray(agent.act({key: value[row : row + 1] for key, value in obs.items()},
+                                       rng=row_rngs[row]))
+        except Exception as err:  # the agent's fault: say which agent and game
+            raise _failure(agent, index, err, rows, row) from err
         if one.shape != (1,):
             raise ValueError(f"agent {getattr(agent, 'name', index)!r} returned shape "
                              f"{one.shape} for one game, expected (1,)")
@@ -164,6 +233,9 @@ def act_split(
     generator.  Agents that draw nothing (the heuristics, greedy networks)
     keep the one batched call, and so do agents with ``draws_per_row``, which
     get the rows' generators as one :class:`~agents.base.RowGenerators`.
+
+    An agent that raises is reported as :class:`AgentFailed` (its error the cause),
+    naming the agent and, when it can be told, the game row.
     """
     who = np.asarray(who)
     mask = obs["action_mask"]
@@ -174,13 +246,16 @@ def act_split(
         if rows.size == 0:
             continue
         sub = {key: value[rows] for key, value in obs.items()}
-        if probe is not None and getattr(agent, "draws_per_row", False):
-            chosen = agent.act(sub, rng=RowGenerators(row_rngs[rows]))
-        else:
-            before = None if probe is None else probe.bit_generator.state
-            chosen = agent.act(sub, rng=rng if probe is None else probe)
-            if probe is not None and probe.bit_generator.state != before:
-                chosen = _act_per_row(agent, k, obs, rows, row_rngs)
+        try:
+            if probe is not None and getattr(agent, "draws_per_row", False):
+                chosen = agent.act(sub, rng=RowGenerators(row_rngs[rows]))
+            else:
+                before = None if probe is None else probe.bit_generator.state
+                chosen = agent.act(sub, rng=rng if probe is None else probe)
+                if probe is not None and probe.bit_generator.state != before:
+                    chosen = _act_per_row(agent, k, obs, rows, row_rngs)
+        except Exception as err:  # the agent's fault: say which agent and game
+            raise _failure(agent, k, err, rows) from err
         actions[rows] = _checked(agent, k, mask, rows, chosen, check)
     return actions
 
@@ -192,7 +267,8 @@ class MatchStats:
     ``pair`` is the duplicate pair id (both games of a pair share it) and
     ``a_seat`` the seat agent A held.  Hand counts cover the whole match:
     ``hands`` dealt, ``dead`` hands, hands won, gins, undercuts (won as the
-    defender), knocks made, and awards won (``*_points``).
+    defender), knocks made, and awards won (``*_points``); ``*_knock_deadwood`` sums
+    the knocker's deadwood over its knocks (gins count 0).
     """
 
     pair: np.ndarray
@@ -211,6 +287,8 @@ class MatchStats:
     b_undercuts: np.ndarray
     a_knocks: np.ndarray
     b_knocks: np.ndarray
+    a_knock_deadwood: np.ndarray
+    b_knock_deadwood: np.ndarray
     a_points: np.ndarray
     b_points: np.ndarray
     steps: int = 0
@@ -276,7 +354,8 @@ def clustered_rate(successes: np.ndarray, trials: np.ndarray, pair: np.ndarray
             "successes": round(k), "trials": round(n), "design_effect": deff}
 
 
-_PER_SEAT = ("hands_won", "gins", "undercuts", "knocks", "points", "columns")
+_PER_SEAT = ("hands_won", "gins", "undercuts", "knocks", "points", "columns",
+             "knock_deadwood")
 
 
 class Arena:
@@ -343,6 +422,8 @@ class Arena:
         self._seat = {name: np.zeros((n, 2), np.int64) for name in _PER_SEAT}
         self.hands = np.zeros(n, np.int64)
         self.dead = np.zeros(n, np.int64)
+        #: Actions played so far in each match (both seats'), for failure messages.
+        self.moves = np.zeros(n, np.int64)
         self.winner_seat = np.full(n, -1, np.int64)
         # Agents that reason about the order of play get the hand's public history.
         self.history = history_for(self.game, *self.agents)
@@ -366,8 +447,18 @@ class Arena:
             obs.update(self.history.observe(cur))
         who = np.where(live, self.seating[ids, cur], -1)
         row_rngs = None if self.rngs is None else self.rngs[ids]
-        actions = act_split(self.agents, who, obs, self.rng, check=self.check, row_rngs=row_rngs)
+        try:
+            actions = act_split(self.agents, who, obs, self.rng, check=self.check,
+                                row_rngs=row_rngs)
+        except AgentFailed as err:
+            err.in_play = int(live.sum())
+            if err.row is not None:
+                match = int(ids[err.row])
+                err.match, err.hand = match, int(self.hands[match]) + 1
+                err.move = int(self.moves[match]) + 1
+            raise
         _, info = game.step(actions)
+        self.moves[ids[live]] += 1
         self.steps += 1
         if self.history is not None:
             self.history.step(game, cur, actions, info)
@@ -395,6 +486,7 @@ class Arena:
         np.add.at(s["undercuts"], (w_ids, seat), info["undercut"][w_rows])
         knocker = info["knocker"][w_rows].astype(np.int64)
         np.add.at(s["knocks"], (w_ids, knocker), 1)
+        np.add.at(s["knock_deadwood"], (w_ids, knocker), info["knocker_deadwood"][w_rows])
         # A match cut off at the match bound (hand.MAX_HANDS_PER_MATCH) ends too, with no
         # winner (match_winner -1): it counts as won by neither agent.
         cut = info["truncated"] if "truncated" in info else False
@@ -472,6 +564,8 @@ class Arena:
             b_undercuts=by(b, "undercuts"),
             a_knocks=by(a, "knocks"),
             b_knocks=by(b, "knocks"),
+            a_knock_deadwood=by(a, "knock_deadwood"),
+            b_knock_deadwood=by(b, "knock_deadwood"),
             a_points=by(a, "points"),
             b_points=by(b, "points"),
             steps=self.steps,
@@ -499,7 +593,10 @@ def play_matches(
     ``record`` (optional) is called with each match's record (see
     :meth:`Arena.recorded`; ``pair`` counts across batches), in match order:
     of every match, or of the first ``record_matches`` only (recording the
-    rest would cost time for records nobody keeps).
+    rest would cost time for records nobody keeps).  When an agent raises,
+    the matches that finished are still passed to ``record``, then
+    :class:`AgentFailed` says where it failed (the unfinished matches are not
+    recorded: a record holds only whole matches).
     """
     rules = load_rules(rules)  # once, for every batch's arena
     if record_matches is not None and (isinstance(record_matches, bool)
@@ -517,13 +614,13 @@ def play_matches(
         raise ValueError(f"batch_size must be a positive integer or None, got {batch_size!r}")
     if batch_size is None or batch_size >= num_matches:
         arena = Arena(agent_a, agent_b, num_matches, rules, seed, duplicate, record=keep)
-        stats = arena.run(progress)
-        _hand_over(arena, record, 0)
+        stats = _run_arena(arena, progress, record, 0, 0, 0)
         return stats
     unit = 2 if duplicate else 1
     per = max(1, int(batch_size) // unit)
     total: MatchStats | None = None
     done_before = 0
+    handed = 0  # records passed on so far
     for start, chunk in seed_chunks(seed, num_matches, duplicate, per):
         cb = None
         if progress is not None:
@@ -533,12 +630,30 @@ def play_matches(
 
         arena = Arena(agent_a, agent_b, chunk.size * unit, rules, chunk, duplicate,
                       record=keep if isinstance(keep, bool) else max(0, keep - start * unit))
-        stats = arena.run(cb)
-        _hand_over(arena, record, start)
+        stats = _run_arena(arena, cb, record, start, start * unit, handed)
+        handed += len(arena.recorded()) if record is not None else 0
         done_before += stats.num_matches
         total = stats if total is None else total.concat(stats)
     assert total is not None
     return total
+
+
+def _run_arena(arena: Arena, progress: Callable[[int], None] | None,
+               record: Callable[[dict[str, object]], None] | None, first_pair: int,
+               first_match: int, handed: int) -> MatchStats:
+    """``arena.run(progress)``, its records then handed on.  When an agent fails, the
+    matches that had finished are handed on first, and :class:`AgentFailed` counts its
+    match from ``first_match`` and the records kept (``handed`` before this arena)."""
+    try:
+        stats = arena.run(progress)
+    except AgentFailed as err:
+        _hand_over(arena, record, first_pair)
+        if err.match is not None:
+            err.match += first_match
+        err.recorded = handed + (len(arena.recorded()) if record is not None else 0)
+        raise
+    _hand_over(arena, record, first_pair)
+    return stats
 
 
 def _hand_over(arena: Arena, record: Callable[[dict[str, object]], None] | None,
@@ -577,5 +692,5 @@ def format_rates(name: str, opponent: str, r: dict) -> str:
             f"hand {pct(r['hand'])}  ({r['matches']} matches, {r['seconds']:.1f} s)")
 
 
-__all__ = ["Arena", "MatchStats", "act_split", "clustered_rate", "duplicate_rates",
+__all__ = ["AgentFailed", "Arena", "MatchStats", "act_split", "clustered_rate", "duplicate_rates",
            "filler_actions", "format_rates", "match_rngs", "match_seeds", "play_matches"]

@@ -34,9 +34,9 @@ import numpy as np
 
 from agents import make_agent
 from agents.base import Agent
-from agents.evaluation.arena import MatchStats, play_matches
+from agents.evaluation.arena import AgentFailed, MatchStats, play_matches
 from agents.evaluation.cluster import check_workers
-from agents.evaluation.stats import elo_from_pairs
+from agents.evaluation.stats import elo_from_pairs, mean_knock_deadwood
 from hgin_env.records.format import make_record
 from hgin_env.rules import Rules, load_rules
 
@@ -97,6 +97,9 @@ class PairResult:
             # Share of the opponent's knocks this agent undercut.
             "a_undercut_rate": ua / kb if kb else 0.0,
             "b_undercut_rate": ub / ka if ka else 0.0,
+            # Mean deadwood at this agent's knocks (gins 0; NaN without knocks).
+            "a_knock_deadwood": mean_knock_deadwood(s.a_knock_deadwood, s.a_knocks),
+            "b_knock_deadwood": mean_knock_deadwood(s.b_knock_deadwood, s.b_knocks),
             "a_points_per_hand": pa / per_hand,
             "b_points_per_hand": pb / per_hand,
             "a_net_points_per_hand": (pa - pb) / per_hand,
@@ -225,7 +228,8 @@ class TournamentResult:
 
         table = Table(title="Hands (A / B)")
         self._name_columns(table, "A", "B")
-        for name in ("hands/match", "gin", "undercut", "pts/hand", "net pts/hand", "dead"):
+        for name in ("hands/match", "gin", "undercut", "dw at knock", "pts/hand",
+                     "net pts/hand", "dead"):
             table.add_column(name, justify="right")
         shown = self.shown_names()
         for p in self.pairs:
@@ -234,6 +238,7 @@ class TournamentResult:
                 shown[s["a"]], shown[s["b"]], f"{s['hands_per_match']:.1f}",
                 f"{100 * s['a_gin_rate']:.1f}% / {100 * s['b_gin_rate']:.1f}%",
                 f"{100 * s['a_undercut_rate']:.1f}% / {100 * s['b_undercut_rate']:.1f}%",
+                f"{s['a_knock_deadwood']:.1f} / {s['b_knock_deadwood']:.1f}",
                 f"{s['a_points_per_hand']:.1f} / {s['b_points_per_hand']:.1f}",
                 f"{s['a_net_points_per_hand']:+.2f}",
                 f"{100 * s['dead_rate']:.1f}%",
@@ -267,7 +272,8 @@ class TournamentResult:
         console.print(self.elo_table())
         console.print(
             "gin: share of hands won by gin; undercut: share of the opponent's knocks "
-            "undercut; pts/hand: awards won per hand dealt; dead: hands with no winner."
+            "undercut; dw at knock: mean deadwood of the agent's knocks (gins 0); "
+            "pts/hand: awards won per hand dealt; dead: hands with no winner."
         )
         for name, shown in self.shown_names().items():
             if shown != name:  # the whole name once, where it cannot break a table
@@ -450,19 +456,21 @@ def _progress_bar(total: int) -> tuple[Any, Callable[[int, str], None]]:
 
 def record_keeper(
     record: Callable[[dict[str, Any]], None], pairing: tuple[str, str], rules: Rules,
-    rules_name: str, context: dict[str, Any], first: int,
+    rules_name: str, context: dict[str, Any], first: int, duplicate: bool = True,
 ) -> Callable[[dict[str, Any]], None]:
     """Turns a pairing's engine records (:meth:`~agents.evaluation.arena.Arena.recorded`) into full
     records (:func:`~hgin_env.records.make_record`) passed to ``record``, numbered from
-    ``first``; ``context`` gains the ``pairing`` and the duplicate ``pair``."""
-    count = [first]
+    ``first`` by their place in the pairing (with ``duplicate``, match ``2 * pair + a_seat``;
+    without, match ``pair``), so a record keeps its number when a failed agent leaves
+    earlier matches unrecorded; ``context`` gains the ``pairing`` and the duplicate ``pair``."""
 
     def keep(game: dict[str, Any]) -> None:
         a_seat = int(game.pop("a_seat"))
+        pair = int(game.pop("pair"))
         agents = pairing if a_seat == 0 else pairing[::-1]
-        where = {**context, "pairing": list(pairing), "pair": int(game.pop("pair"))}
-        record(make_record(count[0], game, rules, agents, rules_name, where))
-        count[0] += 1
+        where = {**context, "pairing": list(pairing), "pair": pair}
+        number = first + (2 * pair + a_seat if duplicate else pair)
+        record(make_record(number, game, rules, agents, rules_name, where))
 
     return keep
 
@@ -490,7 +498,11 @@ def run_tournament(
     the spec strings, or the agents' ``name``, made unique).  ``record``
     (optional) is called with every match's record
     (:func:`hgin_env.records.make_record`), numbered across the tournament,
-    e.g. a :class:`~hgin_env.records.RecordWriter`'s ``write``.  ``workers`` (> 0)
+    e.g. a :class:`~hgin_env.records.RecordWriter`'s ``write``; when an agent fails
+    (raises), every finished match has been passed to ``record`` and
+    :class:`~agents.evaluation.arena.AgentFailed` names the agent, the pairing, the
+    match (numbered as the records are), its hand and move.  Agents built here from
+    spec strings that hold a program (``text:``) are closed at the end.  ``workers`` (> 0)
     spreads the matches over that many Ray actors (:mod:`agents.evaluation.distributed`;
     the ``ray`` extra), on the cluster at ``address`` or a local Ray; the results,
     records included, are the same for every number of workers.
@@ -520,7 +532,8 @@ def run_tournament(
     for k, (i, j) in enumerate(pairings):
         keepers.append(None if record is None else record_keeper(
             record, (names[i], names[j]), rules_obj, str(rules_name),
-            {"tournament_seed": seed, "duplicate": duplicate}, first=k * per_pair))
+            {"tournament_seed": seed, "duplicate": duplicate}, first=k * per_pair,
+            duplicate=duplicate))
 
     def advance(pairing: int, done: int) -> None:
         i, j = pairings[pairing]
@@ -543,16 +556,31 @@ def run_tournament(
             for (i, j), stats in zip(pairings, all_stats, strict=True):
                 result.pairs.append(PairResult(names[i], names[j], stats, share))
         else:
+            recorded = 0
             for k, (i, j) in enumerate(pairings):
                 t0 = time.perf_counter()
-                stats = play_matches(agents[i], agents[j], matches, rules_obj, seed, duplicate,
-                                     progress=lambda done, k=k: advance(k, done),
-                                     batch_size=batch_size, record=keepers[k])
+                try:
+                    stats = play_matches(agents[i], agents[j], matches, rules_obj, seed,
+                                         duplicate, progress=lambda done, k=k: advance(k, done),
+                                         batch_size=batch_size, record=keepers[k])
+                except AgentFailed as err:
+                    err.pairing = (names[i], names[j])
+                    if err.index in (0, 1):
+                        err.agent = (names[i], names[j])[err.index]
+                    if err.match is not None:
+                        err.match += k * per_pair
+                    err.recorded += recorded
+                    raise
+                recorded += stats.num_matches if record is not None else 0
                 result.pairs.append(PairResult(names[i], names[j], stats,
                                                time.perf_counter() - t0))
     finally:
         if bar is not None:
             bar.stop()
+        for spec, agent in zip(agent_specs, agents, strict=True):
+            close = getattr(agent, "close", None)
+            if isinstance(spec, str) and callable(close):  # ours, holding a program
+                close()
     records = [(p.a, p.b, int(p.stats.a_won.sum()), int(p.stats.b_won.sum()))
                for p in result.pairs]
     result.elo = elo_from_pairs(names, records)

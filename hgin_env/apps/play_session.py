@@ -16,6 +16,10 @@ a double click) is refused instead of applied to a table it never saw.  When
 the agent fails (it raises, even after a retry, or picks an illegal move) the
 match stops in a defined state: :attr:`PlaySession.failed` says why, the view
 shows it and no one may move, since the person must never move for the agent.
+
+A session may own its agent (``owns_opponent``: the play server gives every
+match its own external program, :meth:`agents.text_agent.TextAgent.spawn`): it
+then closes the agent as soon as the match ends or stops, and on :meth:`close`.
 """
 
 from __future__ import annotations
@@ -70,14 +74,17 @@ class PlaySession:
     ``opponent_name`` names the agent in the page and in the record (its
     spec, e.g. ``"pretrained"``); ``profile`` is the rules' profile name, if any;
     ``number`` is the match's number on its server (shown with the seed).
+    With ``owns_opponent`` the session closes the opponent (its ``close()``, when it
+    has one) once the match is over or stopped, and on :meth:`close`.
     """
 
     def __init__(self, opponent: Agent, rules: Rules, seed: int, seat: int = 0,
                  opponent_name: str = "opponent", profile: str | None = None,
-                 number: int = 1) -> None:
+                 number: int = 1, owns_opponent: bool = False) -> None:
         if isinstance(seat, bool) or seat not in (0, 1):
             raise ValueError(f"seat must be 0 or 1, got {seat!r}")
         self.opponent = opponent
+        self.owns_opponent = owns_opponent
         self.rules = rules
         self.seed = int(seed)
         self.number = int(number)
@@ -106,7 +113,12 @@ class PlaySession:
         self.showdown: dict[str, Any] | None = None
         self.showdown_hand = 0
         self.knock_discard = -1
-        self._agent_moves()
+        try:
+            self._agent_moves()
+        except BaseException:
+            self.close()
+            raise
+        self._release()
 
     # ------------------------------------------------------------------ moves
     @property
@@ -143,8 +155,22 @@ class PlaySession:
                                                 np.flatnonzero(mask).tolist()))
         self._step(action)
         self._agent_moves()
+        self._release()
         if self.failed is not None:
             raise AgentFailed(self.failed)
+
+    def _release(self) -> None:
+        """Close an owned agent once it has no more moves to make."""
+        if self.over or self.failed is not None:
+            self.close()
+
+    def close(self) -> None:
+        """End the agent's resources (its program) if this session owns it; the view and
+        the record stay readable.  Safe to call again."""
+        if self.owns_opponent:
+            close = getattr(self.opponent, "close", None)
+            if callable(close):
+                close()
 
     def _agent_moves(self) -> None:
         """Let the agent move until it is the person's turn or the match is over.

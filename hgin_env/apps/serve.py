@@ -35,6 +35,13 @@ answers 410 with the reason, and its record stays downloadable (the last
 :data:`ARCHIVED` records, and every one in ``--records-dir`` when given).
 The server (:func:`make_play_server`) runs a bounded pool of worker threads
 with a socket read timeout, so stalled uploads cannot hold a thread each.
+
+An opponent that holds an external program (a ``text:`` agent: it has a
+``spawn()`` method) is never shared between matches: every match gets its own
+program, started with the match and ended when it finishes, stops or is
+closed, so the session bounds also bound the programs running, and one
+match's dead program never stops another.  :func:`close_matches` ends them all
+(``main`` does on exit).
 """
 
 from __future__ import annotations
@@ -64,7 +71,7 @@ from hgin_env.rules import PROFILES, Rules, load_rules
 from hgin_env.ui.render import card_text
 from hgin_env.ui.webpage import page
 
-__all__ = ["create_app", "main", "make_play_server", "match_seed"]
+__all__ = ["close_matches", "create_app", "main", "make_play_server", "match_seed"]
 
 #: Sessions kept at once, in all and per client address.
 MAX_SESSIONS = 200
@@ -185,7 +192,9 @@ class _Sessions:
         entry = self._items[key]
         return key if entry.session.over or now - entry.used >= self.min_idle_s else None
 
-    def _close(self, key: str, why: str) -> None:
+    def _close(self, key: str, why: str) -> _Entry:
+        """Take ``key`` out of play (its record archived); the caller then ends its agent
+        (:func:`_end`) outside this object's lock, as that may wait for a program."""
         entry = self._items.pop(key)
         with entry.lock:  # an idle match: no request holds it for long
             if not entry.session.over:  # a finished match was archived when it ended
@@ -193,27 +202,42 @@ class _Sessions:
         self._gone[key] = why
         while len(self._gone) > GONE_KEYS:
             self._gone.popitem(last=False)
+        return entry
 
     def add(self, session: PlaySession, client: str) -> str:
         key = secrets.token_urlsafe(16)  # 128 bits
-        with self._lock:
-            now = self.clock()
-            mine = [k for k, e in self._items.items() if e.client == client]
-            if len(mine) >= self.per_client:
-                victim = self._victim(mine, now)
-                if victim is None:
-                    raise _Refused(429, f"your address has {len(mine)} matches in play, the "
-                                   "most it may: finish one, or try again in a few minutes")
-                self._close(victim, "it was closed to make room for a newer match from the "
-                            "same address")
-            if len(self._items) >= self.limit:
-                victim = self._victim(list(self._items), now)
-                if victim is None:
-                    raise _Refused(503, f"the server is full ({len(self._items)} matches in "
-                                   "play): try again in a few minutes")
-                self._close(victim, "the server was full and this match was idle longest")
-            self._items[key] = _Entry(session, client, now)
+        closed: list[_Entry] = []
+        try:
+            with self._lock:
+                now = self.clock()
+                mine = [k for k, e in self._items.items() if e.client == client]
+                if len(mine) >= self.per_client:
+                    victim = self._victim(mine, now)
+                    if victim is None:
+                        raise _Refused(429, f"your address has {len(mine)} matches in play, "
+                                       "the most it may: finish one, or try again in a few "
+                                       "minutes")
+                    closed.append(self._close(victim, "it was closed to make room for a "
+                                              "newer match from the same address"))
+                if len(self._items) >= self.limit:
+                    victim = self._victim(list(self._items), now)
+                    if victim is None:
+                        raise _Refused(503, f"the server is full ({len(self._items)} matches "
+                                       "in play): try again in a few minutes")
+                    closed.append(self._close(victim, "the server was full and this match "
+                                              "was idle longest"))
+                self._items[key] = _Entry(session, client, now)
+        finally:
+            for entry in closed:
+                _end(entry)
         return key
+
+    def close_all(self) -> None:
+        """End every live match's agent (the server is stopping); the matches stay."""
+        with self._lock:
+            entries = list(self._items.values())
+        for entry in entries:
+            _end(entry)
 
     def get(self, key: str) -> _Entry:
         with self._lock:
@@ -226,6 +250,12 @@ class _Sessions:
             raise _Gone(why)
         raise _NotFound(f"no match with session id {key!r} (the server restarted, or it "
                         "never existed): start a new match")
+
+
+def _end(entry: _Entry) -> None:
+    """End a match's own agent (:meth:`PlaySession.close`), after any request on it."""
+    with entry.lock:
+        entry.session.close()
 
 
 class _Seeds:
@@ -277,6 +307,9 @@ def create_app(opponent: Agent, rules: Rules | str = "friendly", seed: int | Non
     when sent) may name, with ``port`` when given (:func:`make_play_server`
     sets both from the address it binds); ``None`` accepts any.
     ``records_dir``, when given, receives every closed match's record.
+    An ``opponent`` with a ``spawn()`` method (a ``text:`` agent) is only a
+    template: each match plays ``opponent.spawn()``, its own copy, closed with
+    the match (see the module docstring).
     Raises ``ImportError`` naming the ``[web]`` extra when Flask is missing.
     """
     try:
@@ -293,7 +326,9 @@ def create_app(opponent: Agent, rules: Rules | str = "friendly", seed: int | Non
     archive = _Archive(archived, folder)
     sessions = _Sessions(max_sessions, per_client, min_idle_s, archive, clock)
     seeds = _Seeds(seed)
+    spawn = getattr(opponent, "spawn", None)
     app = Flask(__name__)
+    app.extensions["hgin_serve"] = sessions
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY
     app.config["HGIN_HOSTS"] = (None if allowed_hosts is None
                                 else frozenset(h.lower() for h in allowed_hosts))
@@ -391,9 +426,20 @@ def create_app(opponent: Agent, rules: Rules | str = "friendly", seed: int | Non
         if chosen not in (0, 1):
             raise _BadRequest(f"'seat' must be 0 or 1, got {chosen}")
         number, match = seeds.draw()
-        session = PlaySession(opponent, rules, match, seat=chosen, opponent_name=name,
-                              profile=profile, number=number)
-        key = sessions.add(session, request.remote_addr or "")
+        if callable(spawn):  # a program of its own for this match
+            try:
+                player = spawn()
+            except (OSError, ValueError) as err:
+                raise _Refused(503, f"the agent's program could not be started: {err}") from err
+        else:
+            player = opponent
+        session = PlaySession(player, rules, match, seat=chosen, opponent_name=name,
+                              profile=profile, number=number, owns_opponent=callable(spawn))
+        try:
+            key = sessions.add(session, request.remote_addr or "")
+        except BaseException:
+            session.close()
+            raise
         stop_or_finish(key, session)
         return jsonify({"session": key, "seed": session.seed, "state": session.view()})
 
@@ -445,6 +491,12 @@ def create_app(opponent: Agent, rules: Rules | str = "friendly", seed: int | Non
                         headers={"Content-Disposition": f'attachment; filename="{file_name}"'})
 
     return app
+
+
+def close_matches(app: Any) -> None:
+    """End the agents of every match ``app`` (:func:`create_app`) holds: the programs of a
+    ``text:`` opponent.  The matches' views and records stay; their next agent move fails."""
+    app.extensions["hgin_serve"].close_all()
 
 
 def make_play_server(app: Any, host: str = "127.0.0.1", port: int = 0, workers: int = WORKERS,
@@ -546,6 +598,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m hgin_env.serv
         print("\nServer stopped.", file=sys.stderr)
     finally:
         server.server_close()
+        close_matches(app)
+        close = getattr(opponent, "close", None)
+        if callable(close):
+            close()
     return 0
 
 
