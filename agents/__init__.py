@@ -9,6 +9,8 @@
   published before ``simple`` followed the Java source used it);
 * ``strong`` — our best hand-written player (:mod:`agents.strong`);
   ``heuristic`` is an alias of ``strong``;
+* ``ginhunter`` — knocks only early in a hand, else holds out for gin
+  (:mod:`agents.ginhunter`); options as ``ginhunter:turns=3,deadwood=10``;
 * ``pretrained`` — the shipped checkpoint ``agents/pretrained/hgin_default.pt``;
 * ``pretrained-v1`` — the network shipped as ``pretrained`` before it
   (``agents/pretrained/hgin_v1.pt``), kept so that figures measured with it repeat;
@@ -56,8 +58,9 @@ PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
 PRETRAINED = {"pretrained": PRETRAINED_DIR / "hgin_default.pt",
               "pretrained-v1": PRETRAINED_DIR / "hgin_v1.pt"}
 PRETRAINED_PATH = PRETRAINED["pretrained"]
-AGENT_SPECS = ("random", "simple", "simple-det", "strong", "heuristic", "pretrained",
-               "pretrained-v1", "ckpt:PATH", "search[:key=value,...]",
+AGENT_SPECS = ("random", "simple", "simple-det", "strong", "heuristic",
+               "ginhunter[:key=value,...]", "pretrained", "pretrained-v1", "ckpt:PATH",
+               "search[:key=value,...]",
                "text:[timeout=S:]COMMAND")
 ALIASES = {"heuristic": "strong"}
 
@@ -105,6 +108,12 @@ def make_agent(spec: str | Agent, seed: int | None = None,
         if text.lower() != key:
             agent.name = text.lower()
         return agent
+    if key == "ginhunter" or key.startswith("ginhunter:"):
+        from agents.ginhunter import GinHunterAgent, parse_ginhunter_spec
+
+        hunter = GinHunterAgent(parse_ginhunter_spec(text), rules=rules)
+        hunter.name = key
+        return hunter
     if key in PRETRAINED:
         agent = _load_torch(PRETRAINED[key], spec)
         agent.name = key  # not the file's path inside site-packages

@@ -1,4 +1,4 @@
-"""Small statistics helpers for evaluations: Wilson intervals and Elo ratings."""
+"""Small statistics helpers for evaluations: Wilson intervals, Elo ratings and per-knock means."""
 
 from __future__ import annotations
 
@@ -107,6 +107,17 @@ def paired_difference(a_won: np.ndarray, b_won: np.ndarray, pair: np.ndarray,
             "a_rate": float(a.mean()), "b_rate": float(b.mean()), "pairs": int(d.size)}
 
 
+def mean_knock_deadwood(deadwood: np.ndarray, knocks: np.ndarray) -> float:
+    """The mean deadwood an agent knocked with: summed deadwood over its knocks (per match,
+    gins counted as 0) divided by the number of knocks; NaN when it never knocked.
+
+    It tells a knocking style apart where the gin and undercut rates do not: ``simple``
+    knocks with whatever it first may (near the knock limit), a gin hunter with little.
+    """
+    k = float(np.asarray(knocks, dtype=np.float64).sum())
+    return float(np.asarray(deadwood, dtype=np.float64).sum()) / k if k else math.nan
+
+
 def elo_ratings(
     wins: np.ndarray,
     prior: float = 0.5,
@@ -166,6 +177,7 @@ __all__ = [
     "design_effect",
     "elo_from_pairs",
     "elo_ratings",
+    "mean_knock_deadwood",
     "paired_difference",
     "wilson_interval",
 ]

@@ -32,7 +32,7 @@ CONFIG_PACKAGE = "agents.training"
 CONFIG_FOLDER = "configs"
 REWARD_MODES = ("match", "columns", "points")
 CRITICS = ("shared", "privileged", "separate")
-OPPONENT_KINDS = ("self_play", "pool", "random", "simple", "strong")
+OPPONENT_KINDS = ("self_play", "pool", "random", "simple", "strong", "ginhunter")
 #: The shipped networks ``model.init`` can name (``ckpt:PATH`` names any other).
 INIT_SPECS = tuple(PRETRAINED)
 
@@ -177,7 +177,7 @@ SCHEMA: dict[str, dict[str, Spec]] = {
     "opponents": {
         **{kind: (_WEIGHT[0], default, _WEIGHT[2], _WEIGHT[3])
            for kind, default in (("self_play", 0.5), ("pool", 0.3), ("random", 0.0),
-                                 ("simple", 0.1), ("strong", 0.1))},
+                                 ("simple", 0.1), ("strong", 0.1), ("ginhunter", 0.0))},
         **{f"{kind}_end": _END for kind in OPPONENT_KINDS},
         "blocks": (int, 16, _between(1, MAX_GAMES), "a positive integer number of game blocks"),
         "snapshot_every": (int, 10, _between(1, MAX_STEPS), "a positive integer of updates"),
@@ -201,6 +201,10 @@ SCHEMA: dict[str, dict[str, Spec]] = {
         "max_restarts": (int, 8, _between(0, 10_000),
                          "an integer number of lost workers replaced by new ones before the "
                          "run carries on with the workers it has left"),
+        "shard_timeout": (_NUMBER, 60.0, _between(0.1, 86_400),
+                          "seconds in 0.1..86400: the least time a shard's rollout is "
+                          "waited for before its worker is taken for lost (the deadline "
+                          "is 5 x the slowest shard measured, at least this)"),
     },
 }
 

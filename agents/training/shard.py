@@ -43,7 +43,7 @@ from hgin_env.engine.vector import VectorGame
 from hgin_env.rules import load_rules
 
 #: The opponent kinds a block can get, before the frozen agents of ``opponents.agents``.
-KINDS = ("self_play", "pool", "random", "simple", "strong")
+KINDS = ("self_play", "pool", "random", "simple", "strong", "ginhunter")
 
 __all__ = ["KINDS", "CollectPlan", "PoolAgent", "Shard", "build_critic", "build_network",
            "check_shard_state", "make_baseline", "shard_bounds", "shard_seeds"]

@@ -33,6 +33,7 @@ from agents.torch_agent import (
 from agents.training.config import load_config, parse_override, shipped_configs, validate
 from agents.training.ppo import Trainer
 from agents.training.rollout import RolloutBuffers, stream_gae
+from agents.training.shard import KINDS
 from hgin_env.actions import NUM_ACTIONS
 from hgin_env.engine import VectorGame
 from hgin_env.observation import OBS_DIM
@@ -314,9 +315,9 @@ def test_opponent_curriculum() -> None:
                                  "simple": 0.0, "simple_end": 1.0})
     trainer = Trainer(cfg)
     total = cfg["run"]["total_steps"]
-    np.testing.assert_allclose(trainer.opponent_weights(0), [1, 0, 0, 0, 0])
-    np.testing.assert_allclose(trainer.opponent_weights(total // 2), [0.5, 0, 0, 0.5, 0])
-    np.testing.assert_allclose(trainer.opponent_weights(total), [0, 0, 0, 1, 0])
+    np.testing.assert_allclose(trainer.opponent_weights(0), [1, 0, 0, 0, 0, 0])
+    np.testing.assert_allclose(trainer.opponent_weights(total // 2), [0.5, 0, 0, 0.5, 0, 0])
+    np.testing.assert_allclose(trainer.opponent_weights(total), [0, 0, 0, 1, 0, 0])
     kinds = trainer.assign_opponents(total).kinds
     assert kinds == ["simple"] * trainer.num_blocks
 
@@ -338,7 +339,7 @@ def test_opponents_can_be_any_agent_specs(tmp_path: Path) -> None:
                                  "agents": {"simple": 1, ckpt_spec: 1.0}})
     assert cfg["opponents"]["agents"] == {"simple": 1.0, ckpt_spec: 1.0}
     trainer = Trainer(cfg)
-    np.testing.assert_allclose(trainer.opponent_weights(), [0, 0, 0, 0, 0, 1, 1])
+    np.testing.assert_allclose(trainer.opponent_weights(), [0, 0, 0, 0, 0, 0, 1, 1])
     assign = trainer.assign_opponents()
     # One entry per spec, whatever the number of blocks it got: a torch opponent plays
     # all its games as one batch per step.
@@ -395,7 +396,7 @@ def test_shipped_configs_keep_their_opponents() -> None:
         cfg = load_config(name, ["env.num_games=64"])
         assert cfg["opponents"]["agents"] == {}
         trainer = Trainer(cfg)
-        want = [cfg["opponents"][k] for k in ("self_play", "pool", "random", "simple", "strong")]
+        want = [cfg["opponents"][k] for k in KINDS]
         np.testing.assert_allclose(trainer.opponent_weights(0), want)
         assert set(trainer.assign_opponents().kinds) <= {"simple", "strong"}
 
