@@ -61,7 +61,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from agents.features import ObsView, card_bit
-from agents.strong import StrongAgent, _has_partner
+from agents.strong import StrongAgent, has_partner
 from hgin_env import actions as A
 from hgin_env.cards import CARD_VALUES, NUM_CARDS, unpack_masks
 from hgin_env.melds import deadwood_after_discard
@@ -209,7 +209,7 @@ class GinHunterAgent(StrongAgent):
         # dw - removal + value(top), which does nothing for gin; worth it only to knock now.
         take_dw = dw - removal + _VALUES[top]
         take = np.zeros(idx.size, bool)
-        partners = _has_partner(unpack_masks(hand).astype(bool), top)
+        partners = has_partner(unpack_masks(hand).astype(bool), top)
         full = np.flatnonzero(partners)
         if full.size:
             new = hand[full] | card_bit(top[full])

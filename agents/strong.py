@@ -302,7 +302,7 @@ class StrongAgent:
         # same potential as now.
         take_dw = dw - removal + _VALUES[top]
         take_score = take_dw - p.potential * gain_now
-        partners = _has_partner(unpack_masks(hand).astype(bool), top)
+        partners = has_partner(unpack_masks(hand).astype(bool), top)
         full = np.flatnonzero(partners)
         if full.size:
             # Take with a partner: evaluate the 11 cards exactly, the taken card kept.
@@ -320,7 +320,7 @@ class StrongAgent:
         return out
 
 
-def _has_partner(bits: np.ndarray, card: np.ndarray) -> np.ndarray:
+def has_partner(bits: np.ndarray, card: np.ndarray) -> np.ndarray:
     """Whether ``card`` has a same-rank card or a same-suit card within two ranks in ``bits``."""
     n = bits.shape[0]
     h = bits.reshape(n, 4, 13)
@@ -357,4 +357,4 @@ def _meld_partner_cards(bits: np.ndarray) -> np.ndarray:
     return ((run | sets) & ~h).reshape(-1, NUM_CARDS)
 
 
-__all__ = ["StrongAgent", "StrongParams"]
+__all__ = ["StrongAgent", "StrongParams", "has_partner"]
