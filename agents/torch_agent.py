@@ -18,6 +18,15 @@ then rename), so a run killed mid-save leaves the previous checkpoint whole.
 The checksums catch what atomic writes cannot: a file corrupted after it was
 written (a flipped bit in Adam's state loads fine and poisons a resumed run).
 Version 1 files (no checksums) still load, unverified.
+
+The checksums are not a signature: anyone can rewrite a file and recompute them.  So
+before any tensor is read, :func:`load_checkpoint` checks what the file declares: the
+archive's entries may not unpack to more bytes than the file holds (``torch.save`` stores
+them uncompressed; a deflated zero tensor of 1.5 GB is 2 MB), the values are read with
+every tensor on the ``meta`` device (no data) and must be tables where tables belong,
+nested at most :data:`MAX_DEPTH` deep, :data:`MAX_VALUES` in all, with tensors only in
+``model`` and ``trainer`` and no more tensor bytes than the file holds, and ``model``
+must hold exactly the tensors of its ``arch`` (whose sizes are bounded).
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -68,6 +78,16 @@ def torch_threads(n: int) -> Iterator[None]:
 
 class CheckpointError(ValueError):
     """A file that is not a usable hgin agent checkpoint."""
+
+
+#: The deepest nesting of a checkpoint's values (the shipped files nest 6 deep).
+MAX_DEPTH = 32
+#: The most values (tables, lists and leaves together) a checkpoint may hold.
+MAX_VALUES = 2_000_000
+#: The largest ``data.pkl`` (the values and the tensors' declarations, not their data).
+MAX_PICKLE_BYTES = 64 * 2**20
+#: The top-level entries that may hold tensors.
+TENSOR_TABLES = ("model", "trainer")
 
 
 # --------------------------------------------------------------------------- agent
@@ -153,12 +173,23 @@ class TorchAgent:
 # --------------------------------------------------------------------------- files
 
 
+def _file_mode() -> int:
+    """0666 less the process's umask: the mode ``open`` gives a new file."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+_FILE_MODE = _file_mode()
+
+
 def atomic_save(obj: Any, path: str | Path) -> Path:
     """``torch.save`` to ``path`` through a temporary file and an atomic rename."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, _FILE_MODE)  # mkstemp makes 0600; outputs are readable like any other
         with os.fdopen(fd, "wb") as f:
             torch.save(obj, f)
             f.flush()
@@ -250,19 +281,135 @@ def save_agent(path: str | Path, model: PolicyValueNet, config: dict | None = No
     return atomic_save(make_checkpoint(model, config, meta), path)
 
 
-def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
-    """Read and check a checkpoint; raise :class:`CheckpointError` saying what is wrong."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"checkpoint not found: {path}")
+def _check_archive(path: Path) -> None:
+    """Refuse, from the zip directory alone, an archive that would unpack to more than the
+    file holds (``torch.save`` stores its entries uncompressed) or whose ``data.pkl`` is
+    beyond :data:`MAX_PICKLE_BYTES`."""
     try:
-        ckpt = torch.load(path, map_location=map_location, weights_only=True)
+        with zipfile.ZipFile(path) as archive:
+            entries = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise CheckpointError(f"{path}: not a readable hgin checkpoint (not the zip archive "
+                              f"torch.save writes: {str(exc)[:200]})") from None
+    size = path.stat().st_size
+    declared = sum(e.file_size for e in entries)
+    if declared > size:
+        raise CheckpointError(f"{path}: its archive declares {declared:,} bytes unpacked in "
+                              f"a file of {size:,} (torch.save stores its entries "
+                              "uncompressed); refusing to unpack it")
+    pickles = [e for e in entries if e.filename.rpartition("/")[2] == "data.pkl"]
+    if len(pickles) != 1:
+        raise CheckpointError(f"{path}: not a readable hgin checkpoint (its archive holds "
+                              f"{len(pickles)} data.pkl entries, torch.save writes one)")
+    if pickles[0].file_size > MAX_PICKLE_BYTES:
+        raise CheckpointError(f"{path}: its values take {pickles[0].file_size:,} bytes, "
+                              f"beyond the {MAX_PICKLE_BYTES:,} a checkpoint may use")
+
+
+def _torch_load(path: Path, map_location: str | torch.device) -> Any:
+    try:
+        return torch.load(path, map_location=map_location, weights_only=True)
     except Exception as exc:  # any failure to unpickle means "not ours"
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise CheckpointError(
             f"{path}: not a readable hgin checkpoint (torch.load with weights_only=True "
             f"failed: {type(exc).__name__}: {msg[:300]})"
         ) from exc
+
+
+def _key(key: object) -> str:
+    text = str(key) if isinstance(key, str | int) else type(key).__name__
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _check_values(ckpt: dict[str, Any], path: Path) -> None:
+    """The declared values (tensors on ``meta``, no data): bounded nesting and count,
+    tables where tables belong, tensors only in :data:`TENSOR_TABLES`, and no more tensor
+    bytes than the file holds.  Iterative, so no nesting depth can overflow the stack."""
+    for key in ("arch", "model", "config", "meta", "trainer"):
+        if key in ckpt and not isinstance(ckpt[key], dict):
+            raise CheckpointError(f"{path}: its {key!r} entry is a "
+                                  f"{type(ckpt[key]).__name__}, not a table")
+    stack: list[tuple[Any, str, int]] = [(ckpt, "", 0)]
+    count = 0
+    storages: dict[int, int] = {}
+    while stack:
+        value, where, depth = stack.pop()
+        count += 1
+        if count > MAX_VALUES:
+            raise CheckpointError(f"{path}: holds more than {MAX_VALUES:,} values; no hgin "
+                                  "checkpoint has that many")
+        if depth > MAX_DEPTH:
+            raise CheckpointError(f"{path}: its values are nested more than {MAX_DEPTH} "
+                                  f"deep (at {where[:120]}); no hgin checkpoint is")
+        if isinstance(value, dict):
+            stack.extend((v, f"{where}/{_key(k)}", depth + 1) for k, v in value.items())
+        elif isinstance(value, list | tuple):
+            stack.extend((v, f"{where}/{i}", depth + 1) for i, v in enumerate(value))
+        elif isinstance(value, torch.Tensor):
+            if where.split("/")[1] not in TENSOR_TABLES:
+                raise CheckpointError(f"{path}: holds a tensor at {where[:120]}, outside "
+                                      f"the {' and '.join(TENSOR_TABLES)} tables")
+            storage = value.untyped_storage()  # views of one storage count it once
+            key = getattr(storage, "_checkpoint_offset", None)  # on meta: its record
+            storages[storage.data_ptr() or id(storage) if key is None else key] = \
+                storage.nbytes()
+    size = path.stat().st_size
+    if sum(storages.values()) > size:
+        raise CheckpointError(f"{path}: its tensors declare {sum(storages.values()):,} bytes "
+                              f"in a file of {size:,}")
+
+
+def _check_model(ckpt: dict[str, Any], path: Path) -> None:
+    """``model`` holds exactly the tensors ``arch`` makes (names, shapes and types), checked
+    before any of the file's data is read.  The network is built for real (``from_arch``
+    bounds its sizes first): on the ``meta`` device the first build takes seconds of
+    imports, and this one is no larger than the network the file is loaded for.  Its
+    initial weights draw from a fork of torch's generator, so loading draws nothing."""
+    try:
+        with torch.random.fork_rng(devices=[]):
+            want = PolicyValueNet.from_arch(ckpt["arch"]).state_dict()
+    except (TypeError, ValueError, RuntimeError, KeyError) as exc:
+        raise CheckpointError(
+            f"{path}: the network does not match its architecture: {exc}") from exc
+    got = ckpt["model"]
+    missing = [k for k in want if k not in got]
+    extra = [_key(k) for k in got if k not in want]
+    wrong = [k for k in want if k in got and (
+        not isinstance(got[k], torch.Tensor) or got[k].shape != want[k].shape
+        or got[k].dtype != want[k].dtype)]
+    for what, keys in (("missing", missing), ("unexpected", extra), ("wrong shape or type",
+                                                                       wrong)):
+        if keys:
+            shown = ", ".join(keys[:5]) + (", ..." if len(keys) > 5 else "")
+            raise CheckpointError(f"{path}: the network does not match its architecture: "
+                                  f"{what} tensor(s) {shown}")
+
+
+def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
+    """Read and check a checkpoint; raise :class:`CheckpointError` saying what is wrong.
+
+    What the file declares (sizes, values, the network's tensors) is checked before any
+    tensor's data is read: see the module's docstring."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"checkpoint not found: {path}")
+    _check_archive(path)
+    ckpt = _torch_load(path, "meta")
+    _check_header(ckpt, path)
+    _check_values(ckpt, path)
+    _check_model(ckpt, path)
+    ckpt = _torch_load(path, map_location)
+    _check_header(ckpt, path)  # the same file, read again: it may have changed meanwhile
+    _check_values(ckpt, path)
+    version = ckpt["version"]
+    if version >= CHECKSUM_VERSION:
+        verify_checksums(ckpt, path)
+    return ckpt
+
+
+def _check_header(ckpt: Any, path: Path) -> None:
+    """The format tag, the version and the engine's dimensions; ``arch`` and ``model``."""
     if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
         tag = ckpt.get("format") if isinstance(ckpt, dict) else type(ckpt).__name__
         raise CheckpointError(
@@ -280,12 +427,9 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
                 f"{path}: checkpoint has {key}={ckpt.get(key)!r} but this engine uses {want}; "
                 "it was trained for a different observation/action layout"
             )
-    if version >= CHECKSUM_VERSION:
-        verify_checksums(ckpt, path)
     for key in ("arch", "model"):
         if not isinstance(ckpt.get(key), dict):
             raise CheckpointError(f"{path}: checkpoint lacks its {key!r} table")
-    return ckpt
 
 
 def model_from_checkpoint(ckpt: dict[str, Any], path: str | Path = "checkpoint") -> PolicyValueNet:

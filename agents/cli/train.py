@@ -251,11 +251,21 @@ class RunLocked(ValueError):
     """Another training run holds the log directory."""
 
 
+class _GiveUp(KeyboardInterrupt):
+    """A second Ctrl-C / SIGTERM: stop at once, without saving, with that signal's code."""
+
+    def __init__(self, exit_code: int) -> None:
+        super().__init__(exit_code)
+        self.exit_code = exit_code
+
+
 class _Stop:
     """Ctrl-C / SIGTERM, or the output pipe closing: finish the current update, save, exit.
 
     ``exit_code`` follows the shell's convention for the signal that stopped the run
-    (130 for Ctrl-C, 143 for SIGTERM, 141 for a closed pipe).
+    (130 for Ctrl-C, 143 for SIGTERM, 141 for a closed pipe).  A collection waiting on a
+    stuck worker gives it up sooner once this is set (``RayCollection.stopping``), so the
+    update ends within seconds.
     """
 
     def __init__(self) -> None:
@@ -277,7 +287,7 @@ class _Stop:
 
     def _handler(self, signum: int, frame: Any) -> None:
         if self.requested:  # second signal: give up at once
-            raise KeyboardInterrupt
+            raise _GiveUp(128 + signum)
         self.request(128 + signum)
 
     def __exit__(self, *exc: Any) -> None:
@@ -585,6 +595,8 @@ def _train_with(args: argparse.Namespace, cfg: dict[str, Any], ckpt: dict[str, A
             stop.request(128 + signal.SIGPIPE)
 
     stop = _Stop()
+    if trainer.workers:
+        trainer.collection.stopping = lambda: stop.requested
     try:
         with stop:
             while trainer.env_steps + per_update <= end and not stop.requested:
@@ -645,8 +657,10 @@ def _train_with(args: argparse.Namespace, cfg: dict[str, Any], ckpt: dict[str, A
         for spec, r in res.items():
             writer.add_scalar(f"final_eval/{spec}_win_rate", r["win_rate"], trainer.env_steps)
         (logdir / "final_eval.json").write_text(json.dumps(
-            {"update": trainer.updates, "env_steps": trainer.env_steps, "seed": 7,
-             "results": res}, indent=1) + "\n")
+            {"update": trainer.updates, "env_steps": trainer.env_steps,
+             # the deals' seed (fixed, so every run is evaluated on the same deals) beside
+             # the seed the run was trained with
+             "eval_seed": 7, "run_seed": int(run["seed"]), "results": res}, indent=1) + "\n")
         print_table(res, final_table_title(logdir / "agent_final.pt", cfg["env"]["rules"]))
         result["final_eval"] = res
     writer.close()
@@ -693,9 +707,9 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         return int(result.get("exit_code", 0))
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         print(f"{prog}: interrupted", file=sys.stderr)
-        return 130
+        return exc.exit_code if isinstance(exc, _GiveUp) else 130
     except BrokenPipeError:
         _stdout_closed()
         print(f"{prog}: output closed (broken pipe)", file=sys.stderr)

@@ -14,6 +14,15 @@ the cluster has a free CPU) or by a surviving one.  The update waits for it, so 
 never learned from part of a batch, and since a shard's rollout is a function of its
 state, the run goes on exactly as if nothing had happened.  With no worker left and none
 to start, :class:`WorkersLostError` stops the run.
+
+A worker that stops answering (its machine hung, a library deadlocked, the process
+stopped) is lost too: every call has a deadline, and a shard's rollout that has taken
+:data:`DEADLINE_FACTOR` times as long as the slowest shard measured so far (at least
+``distributed.shard_timeout`` seconds) has its worker killed and its share collected again,
+as for a killed one (a new worker started for it counts toward ``max_restarts``).  Once the
+run is asked to stop (:attr:`RayCollection.stopping`), a late shard is given up after twice
+the slowest shard's time (2 s at least) and goes to a surviving worker, so the update
+ends, and the run saves, within seconds of the signal.
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ import os
 import tempfile
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,15 +40,36 @@ import torch
 
 from agents.evaluation.cluster import check_capacity, connect
 from agents.model import PolicyValueNet
+from agents.training.config import SCHEMA
 from agents.training.rollout import Rollout, RolloutBuffers, unpack_rollouts
 from agents.training.shard import CollectPlan, Shard, build_critic, build_network, shard_bounds
 from hgin_env.hidden import HIDDEN_DIM
 
-__all__ = ["RayCollection", "WorkersLostError", "ckpt_files"]
+__all__ = ["DEADLINE_FACTOR", "STARTUP_S", "RayCollection", "WorkerLateError",
+           "WorkersLostError", "ckpt_files"]
+
+#: A shard's rollout is late once it has taken this many times as long as the slowest shard
+#: measured (the last rollout's and this one's so far); before any is measured, this many
+#: times ``distributed.shard_timeout``.  Shard times move with the opponents' schedule
+#: between updates, by far less than this.
+DEADLINE_FACTOR = 5.0
+#: Once the run is asked to stop: late after this many times the slowest shard measured,
+#: and at least :data:`STOPPING_MIN_S` seconds (if the deadline was not shorter already).
+STOPPING_FACTOR = 2.0
+STOPPING_MIN_S = 2.0
+#: The least time a worker is given to start (import torch, build its network and games)
+#: before it answers its first call; at least :data:`DEADLINE_FACTOR` x the floor.
+STARTUP_S = 300.0
+#: How often a wait wakes up to check the deadlines and a stop request.
+POLL_S = 0.25
 
 
 class WorkersLostError(RuntimeError):
     """Every collection worker was lost and none could be started in its place."""
+
+
+class WorkerLateError(TimeoutError):
+    """A worker did not answer within its deadline: it is treated as lost."""
 
 
 def ckpt_files(config: Mapping[str, Any]) -> dict[str, bytes]:
@@ -99,7 +130,8 @@ class _ShardHost:
         return self.where()
 
     def state(self, index: int) -> dict[str, Any]:
-        return self.shards[index].state()
+        """Shard ``index``'s state, and where it is held."""
+        return {"state": self.shards[index].state(), **self.where()}
 
     def collect(self, index: int, weights: Mapping[str, np.ndarray], version: int,
                 pool: list[tuple[int, Any]], plan: CollectPlan) -> dict[str, Any]:
@@ -123,6 +155,17 @@ class _ShardHost:
         seconds = time.perf_counter() - start
         return {"rollout": rollout.pack(), "state": shard.state(), "seconds": seconds,
                 **self.where()}
+
+
+@dataclass
+class _Job:
+    """A call sent to a worker, waited for by :meth:`RayCollection._wait`."""
+
+    index: int  # the shard it is for
+    kind: str  # "collect", "state" or "where"
+    since: float  # when it was sent (time.monotonic)
+    ahead: int  # calls queued on the same worker before it
+    fresh: bool  # its worker has not answered any call yet (it may still be starting)
 
 
 def _lost_errors(ray: Any) -> tuple[type[BaseException], ...]:
@@ -155,11 +198,20 @@ class RayCollection:
         self.hosts: list[Any] = []
         self.owner: list[Any] = []
         self.where: list[dict[str, Any]] = [{} for _ in range(workers)]
-        self.lost = self.restarts = self.moved = self.recollected = 0
+        self.lost = self.restarts = self.moved = self.recollected = self.late = 0
+        #: Set by the run: true once it has been asked to stop (SIGTERM, Ctrl-C); a late
+        #: shard is then given up sooner, so the update ends and the run can save.
+        self.stopping: Callable[[], bool] = lambda: False
+        self.floor = float(config["distributed"].get(  # configs saved before the key
+            "shard_timeout", SCHEMA["distributed"]["shard_timeout"][1]))
+        self._slowest: float | None = None  # the last rollout's slowest shard (seconds)
+        self._round_slowest: float | None = None  # the rollout's under way, so far
+        self._startup: float | None = None  # the slowest worker's start measured
+        self._proven: list[Any] = []  # the hosts that have answered a call
         self._version = 0
         self._weights_ref: Any = None
         self._pool_refs: dict[int, Any] = {}
-        self._flying: dict[Any, int] = {}
+        self._flying: dict[Any, _Job] = {}
         self._plan: CollectPlan | None = None
         self._bytes = 0
         self._actor_seconds: list[float] = [0.0] * workers
@@ -168,16 +220,23 @@ class RayCollection:
         hidden = HIDDEN_DIM if config["model"]["critic"] == "privileged" else 0  # its inputs
         self._bufs = RolloutBuffers(int(config["env"]["rollout_steps"]) * b + 2 * b, in_dim,
                                     hidden)
+        self._start_states: list[dict[str, Any] | None] = [None] * workers  # fresh
         try:
+            began = time.monotonic()
             for _ in range(workers):
                 self.hosts.append(self._new_host())
             self.owner = list(self.hosts)
-            placed = ray.get([h.adopt.remote(i, workers, None) for i, h in enumerate(self.owner)])
-            self.where = list(placed)
-            self.current = ray.get([h.state.remote(i) for i, h in enumerate(self.owner)])
+            jobs: dict[Any, _Job] = {}
+            for i, host in enumerate(self.owner):
+                host.adopt.remote(i, workers, None)
+                self._send(i, "state", jobs)
+            placed = self._wait(jobs)
+            self._startup = time.monotonic() - began
         except BaseException:
             self.close()
             raise
+        self.where = [{"node": r["node"], "pid": r["pid"]} for r in placed]
+        self.current = [r["state"] for r in placed]
         self._start_states = list(self.current)
 
     def _new_host(self) -> Any:
@@ -216,34 +275,113 @@ class RayCollection:
         self._pool_list = self._pool(pool)
         self._start_states = list(self.current)
         self._flying = {}
+        self._round_slowest = None
         for index in range(self.count):
-            self._submit(index)
+            self._send(index, "collect", self._flying)
 
-    def _submit(self, index: int) -> None:
-        ref = self.owner[index].collect.remote(index, self._weights_ref, self._version,
-                                               self._pool_list, self._plan)
-        self._flying[ref] = index
+    def _send(self, index: int, kind: str, jobs: dict[Any, _Job]) -> None:
+        """Send shard ``index``'s owner the call ``kind`` and add it to ``jobs``."""
+        job = self._job(index, kind, jobs)
+        jobs[self._call(index, kind)] = job
+
+    def _call(self, index: int, kind: str) -> Any:
+        """Send shard ``index``'s owner the call ``kind``: ``collect`` (its rollout),
+        ``state`` (its state) or ``where`` (that it holds the shard)."""
+        host = self.owner[index]
+        if kind == "collect":
+            return host.collect.remote(index, self._weights_ref, self._version,
+                                       self._pool_list, self._plan)
+        if kind == "state":
+            return host.state.remote(index)
+        return host.where.remote()
+
+    def _job(self, index: int, kind: str, jobs: dict[Any, _Job]) -> _Job:
+        host = self.owner[index]
+        ahead = sum(self.owner[j.index] is host for j in jobs.values())
+        return _Job(index, kind, time.monotonic(), ahead,
+                    not any(p is host for p in self._proven))
+
+    def _budget(self, job: _Job) -> float:
+        """The seconds ``job`` may take from when it was sent: a shard's deadline for every
+        call queued on its worker before it and for itself, and the time to start if its
+        worker has not answered yet."""
+        measured = [t for t in (self._slowest, self._round_slowest) if t is not None]
+        slowest = max(measured) if measured else None
+        each = max(self.floor, DEADLINE_FACTOR * (self.floor if slowest is None or
+                                                  job.kind != "collect" else slowest))
+        if job.kind == "collect" and slowest is not None and self.stopping():
+            each = min(each, max(STOPPING_MIN_S, STOPPING_FACTOR * slowest))
+        start = 0.0
+        if job.fresh:
+            start = (max(STARTUP_S, DEADLINE_FACTOR * self.floor) if self._startup is None
+                     else max(self.floor, DEADLINE_FACTOR * self._startup))
+        return start + each * (1 + job.ahead)
 
     def finish(self) -> Rollout:
-        ray = self.ray
-        lost = _lost_errors(ray)
-        results: list[dict[str, Any] | None] = [None] * self.count
-        while self._flying:
-            ready, _ = ray.wait(list(self._flying), num_returns=1)
-            index = self._flying.pop(ready[0])
-            try:
-                results[index] = ray.get(ready[0])
-            except lost as exc:
-                self._replace(index, exc)
-                self._submit(index)
-            except ray.exceptions.RayTaskError as exc:  # the collection itself failed
-                raise exc.as_instanceof_cause() from None
-        done = [r for r in results if r is not None]
+        flying, self._flying = self._flying, {}
+        done = self._wait(flying)
         self._bytes = sum(_nbytes(r["rollout"]) + _nbytes(r["state"]) for r in done)
         self._actor_seconds = [float(r["seconds"]) for r in done]
+        self._slowest, self._round_slowest = max(self._actor_seconds), None
         self.where = [{"node": r["node"], "pid": r["pid"]} for r in done]
         self.current = [r["state"] for r in done]
         return unpack_rollouts([r["rollout"] for r in done], self._bufs)
+
+    def _wait(self, jobs: dict[Any, _Job]) -> list[dict[str, Any]]:
+        """Every shard's answer to the calls ``jobs`` (one a shard), in shard order.  A
+        call whose worker is lost, or that is late, is sent again to the shard's new owner
+        (:meth:`_replace`); each wait is :data:`POLL_S` at most, so the deadlines and a
+        stop request are seen while waiting."""
+        ray = self.ray
+        lost = _lost_errors(ray)
+        results: list[dict[str, Any] | None] = [None] * self.count
+        while jobs:
+            ready, _ = ray.wait(list(jobs), num_returns=1, timeout=POLL_S)
+            if ready:
+                self._take(ready[0], jobs, results, lost)
+            now = time.monotonic()
+            for ref, job in list(jobs.items()):
+                if ref in jobs and now - job.since > self._budget(job):
+                    self._give_up(job, jobs, now - job.since)
+        return [r for r in results if r is not None]
+
+    def _take(self, ref: Any, jobs: dict[Any, _Job], results: list[dict[str, Any] | None],
+              lost: tuple[type[BaseException], ...]) -> None:
+        """The answer of the finished call ``ref`` into ``results``; its call sent again
+        elsewhere if its worker was lost."""
+        job = jobs.pop(ref)
+        try:
+            answer = self.ray.get(ref)
+        except lost as exc:
+            self._replace(job.index, exc)
+            self._send(job.index, job.kind, jobs)
+            return
+        except self.ray.exceptions.RayTaskError as exc:  # the collection itself failed
+            raise exc.as_instanceof_cause() from None
+        results[job.index] = answer
+        host = self.owner[job.index]
+        if not any(p is host for p in self._proven):
+            self._proven.append(host)
+        if job.kind == "collect":  # this rollout's shards count as measured at once
+            self._round_slowest = max(float(answer["seconds"]), self._round_slowest or 0.0)
+
+    def _give_up(self, job: _Job, jobs: dict[Any, _Job], waited: float) -> None:
+        """Treat ``job``'s worker as lost: kill it and send the call again, with every other
+        call it held, to the shards' new owners."""
+        dead = self.owner[job.index]
+        what = {"collect": "its rollout", "state": "its first state",
+                "where": "the state to continue from"}[job.kind]
+        why = ("shortened, the run is stopping" if self.stopping() else
+               f"distributed.shard_timeout = {self.floor:g}")
+        exc = WorkerLateError(f"no answer with {what} after {waited:.1f} s, past its "
+                              f"deadline of {self._budget(job):.1f} s ({why})")
+        self.late += 1
+        held = [(r, j) for r, j in jobs.items() if self.owner[j.index] is dead]
+        for r, _ in held:
+            del jobs[r]
+        for _, j in held:
+            self._replace(j.index, exc)
+            self._send(j.index, j.kind, jobs)
 
     def _replace(self, index: int, exc: BaseException) -> None:
         """Give shard ``index`` (whose worker was lost) to a new worker, or else to a
@@ -260,7 +398,8 @@ class RayCollection:
             self.on_event(f"worker of shard {index} lost ({type(exc).__name__}"
                           f"{': ' + reason if reason else ''})")
         host = None
-        if self.restarts_left > 0 and self._cpu_free():
+        hurry = self.stopping() and bool(self.hosts)  # a surviving worker needs no start
+        if self.restarts_left > 0 and not hurry and self._cpu_free():
             host = self._new_host()
             self.hosts.append(host)
             self.restarts_left -= 1
@@ -299,9 +438,14 @@ class RayCollection:
         return self._start_states if ahead else self.current
 
     def load_states(self, states: list[dict[str, Any]]) -> None:
-        self.ray.get([self.owner[i].adopt.remote(i, self.count, s) for i, s in enumerate(states)])
-        self.current = list(states)
         self._start_states = list(states)
+        jobs: dict[Any, _Job] = {}
+        for i, state in enumerate(states):
+            self.owner[i].adopt.remote(i, self.count, state)
+            self._send(i, "where", jobs)
+        placed = self._wait(jobs)
+        self.where = list(placed)
+        self.current = list(states)
 
     def report(self) -> dict[str, float]:
         """Scalars to log: the workers, the faults so far, the bytes and the actors' time."""
@@ -310,6 +454,7 @@ class RayCollection:
                 "workers/restarts": float(self.restarts),
                 "workers/shards_moved": float(self.moved),
                 "workers/rollouts_recollected": float(self.recollected),
+                "workers/late": float(self.late),
                 "workers/nodes": float(self.nodes),
                 "perf/received_bytes": float(self._bytes),
                 "perf/actor_collect_s": max(secs) if secs else 0.0}

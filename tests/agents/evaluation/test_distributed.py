@@ -9,18 +9,24 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agents import make_agent
+from agents.evaluation.arena import play_matches
 from agents.evaluation.cluster import check_workers, require_ray
-from agents.evaluation.distributed import chunks_for
+from agents.evaluation.distributed import chunks_for, play_pairings
 from agents.evaluation.tournament import run_tournament
+from hgin_env.rules import load_rules
 from tests.helpers.paths import ROOT
-from tests.helpers.ray_cluster import actor_pids, two_node_cluster
+from tests.helpers.ray_cluster import actor_pids, alive, kill_all, two_node_cluster
 
 ray = pytest.importorskip("ray", reason="needs Ray: pip install 'hgin[ray]'")
 
@@ -143,6 +149,52 @@ def test_a_killed_worker_is_replaced_and_the_results_do_not_change(local_ray: An
     drop = {"seconds"}
     assert ({k: v for k, v in there.pair(*specs).items() if k not in drop}
             == {k: v for k, v in here.pair(*specs).items() if k not in drop})
+
+
+def test_a_stopped_worker_is_found_stuck_and_its_chunk_played_again(local_ray: Any) -> None:
+    """A worker's process is stopped (SIGSTOP: a hung machine, a deadlocked library) after
+    the first chunk comes back: its arena makes no progress, so after ``stall_timeout``
+    (5 s here) it is killed and its chunk played again elsewhere; the tournament ends in
+    seconds, with the in-process results."""
+    rules = load_rules("classic")
+    specs = ["simple", "strong"]
+    stopped: list[int] = []
+
+    def progress(pairing: int, done: int) -> None:
+        pids = _worker_pids()
+        if not stopped and len(pids) == 2:
+            os.kill(pids[0], signal.SIGSTOP)
+            stopped.append(pids[0])
+
+    def wake() -> None:  # code that waits on it for ever still ends (and fails the timing)
+        for pid in stopped:
+            if alive(pid):
+                os.kill(pid, signal.SIGCONT)
+
+    watchdog = threading.Timer(120, wake)
+    watchdog.start()
+    report: dict[str, int] = {}
+    try:
+        began = time.monotonic()
+        there = play_pairings(specs, [(0, 1)], 12, rules, 2, True, 2, None, batch_size=2,
+                              progress=progress, report=report, stall_timeout=5)
+        took = time.monotonic() - began
+    finally:
+        watchdog.cancel()
+        assert kill_all(set(stopped)) == []
+    assert stopped
+    agents = [make_agent(spec, seed=2, rules=rules) for spec in specs]
+    here = play_matches(*agents, 12, rules, 2, True, batch_size=2)
+    assert there[0].rates() == here.rates()
+    assert report["late"] == 1 and report["replayed"] >= 1, report
+    assert took < 60, f"the tournament waited {took:.0f} s on the stopped worker"
+
+
+def test_a_bad_stall_timeout_is_a_one_line_error() -> None:
+    for bad in (0, -1.0, True, "3", float("nan"), 1e9):
+        with pytest.raises(ValueError, match="stall_timeout must be a number of seconds"):
+            play_pairings(["random", "simple"], [(0, 1)], 2, load_rules("classic"), 0, True,
+                          1, None, stall_timeout=bad)
 
 
 @pytest.mark.slow

@@ -11,11 +11,14 @@ the module.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -30,6 +33,7 @@ from agents.training.shard import shard_bounds, shard_seeds
 from tests.helpers.paths import ROOT
 from tests.helpers.ray_cluster import (
     actor_pids,
+    alive,
     descendants,
     kill_all,
     two_node_cluster,
@@ -72,6 +76,13 @@ def run_updates(config: dict, updates: int) -> tuple[str, list[dict[str, float]]
         return weights_digest(trainer), logs
     finally:
         trainer.close()
+
+
+@functools.cache
+def two_workers_four_updates() -> str:
+    """The weights of an untouched two-worker run after four updates (several tests
+    compare with it; computed once)."""
+    return run_updates(small_config(2), 4)[0]
 
 
 def _comparable(out: dict[str, Any]) -> dict[str, float]:
@@ -157,7 +168,7 @@ def _resumed_digest(config: dict, ckpt: dict, path: Path, updates: int) -> str:
 
 
 def test_a_checkpoint_resumes_exactly_with_workers(local_ray: Any, tmp_path: Path) -> None:
-    whole = run_updates(small_config(2), 4)[0]
+    whole = two_workers_four_updates()
     ckpt, path = _checkpoint_after(small_config(2), 2, tmp_path)
     assert _resumed_digest(small_config(2), ckpt, path, 2) == whole
     with pytest.raises(CheckpointError, match="resume it with --workers 2"):
@@ -197,7 +208,7 @@ def test_a_killed_worker_is_replaced_and_the_run_does_not_change(local_ray: Any)
 
 
 def test_with_no_restart_left_the_shard_moves_to_a_surviving_worker(local_ray: Any) -> None:
-    clean = run_updates(small_config(2), 4)[0]
+    clean = two_workers_four_updates()
     trainer = Trainer(small_config(2, distributed={"max_restarts": 0}))
     try:
         trainer.update()
@@ -208,6 +219,52 @@ def test_with_no_restart_left_the_shard_moves_to_a_surviving_worker(local_ray: A
         assert weights_digest(trainer) == clean
     finally:
         trainer.close()
+
+
+def _resume_stopped(pids: list[int]) -> threading.Timer:
+    """A watchdog that wakes the stopped processes ``pids`` after two minutes, so that code
+    that waits on them for ever still ends (and fails the test's timing)."""
+    def wake() -> None:
+        for pid in pids:
+            if alive(pid):
+                os.kill(pid, signal.SIGCONT)
+
+    timer = threading.Timer(120, wake)
+    timer.start()
+    return timer
+
+
+def test_a_stopped_worker_is_late_lost_and_replaced_and_the_run_does_not_change(
+        local_ray: Any) -> None:
+    """A worker's process is stopped (SIGSTOP: a hung machine, a deadlocked library)
+    between two updates: its rollout is late, past the deadline derived from the measured
+    shard times (``distributed.shard_timeout = 5`` the least), so its worker is killed and
+    a new one (a restart) collects the rollout again from the state it began from; the
+    update ends in seconds and the weights after four updates are those of an untouched
+    run."""
+    clean = two_workers_four_updates()
+    events: list[str] = []
+    trainer = Trainer(small_config(2, distributed={"shard_timeout": 5}), on_event=events.append)
+    stopped: list[int] = []
+    watchdog = _resume_stopped(stopped)
+    try:
+        trainer.update()
+        stopped.append(trainer.collection.where[1]["pid"])
+        os.kill(stopped[0], signal.SIGSTOP)
+        began = time.monotonic()
+        out = trainer.update()
+        took = time.monotonic() - began
+        for _ in range(2):
+            out = trainer.update()
+        assert weights_digest(trainer) == clean
+        assert took < 60, f"the update waited {took:.0f} s on the stopped worker"
+        assert out["workers/late"] == 1 and out["workers/lost"] == 1
+        assert out["workers/restarts"] == 1 and out["workers/alive"] == 2
+        assert any("WorkerLateError" in e and "shard_timeout = 5" in e for e in events), events
+    finally:
+        watchdog.cancel()
+        trainer.close()
+        assert kill_all(set(stopped)) == []
 
 
 def _train(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
@@ -296,6 +353,65 @@ def test_a_run_survives_a_killed_worker_and_ends_as_an_untouched_one(tmp_path: P
     a = load_checkpoint(tmp_path / "clean" / "agent_final.pt")
     b = load_checkpoint(tmp_path / "hit" / "agent_final.pt")
     assert all(torch.equal(a["model"][k], b["model"][k]) for k in a["model"])
+
+
+def test_sigterm_while_waiting_on_a_stopped_worker_saves_and_exits_143(tmp_path: Path
+                                                                      ) -> None:
+    """``hgin train --workers 2`` with a worker stopped (SIGSTOP) mid-run and a deadline
+    of 60 s: one SIGTERM gives the late shard up at once to the worker left, so the run
+    saves its checkpoint and exits 143 within seconds, naming the resume command."""
+    logdir = tmp_path / "run"
+    proc = _train(*TINY, "--logdir", str(logdir), "--total-steps", "2e6", "--workers", "2",
+                  "--set", "distributed.shard_timeout=60")
+    latest = logdir / "checkpoints" / "latest.pt"
+    stopped: list[int] = []
+    watchdog = _resume_stopped(stopped)
+    try:
+        def started() -> bool:
+            assert proc.poll() is None, proc.communicate()[1]
+            return latest.exists() and len(_children(proc, "_ShardHost")) == 2
+
+        wait_for(started, 240, "the first checkpoint")
+        stopped.extend(_children(proc, "_ShardHost")[:1])
+        os.kill(stopped[0], signal.SIGSTOP)
+        time.sleep(1.5)  # the run is waiting on the stopped worker now
+        began = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        _, err = _finish(proc, timeout=100)
+        took = time.monotonic() - began
+    finally:
+        watchdog.cancel()
+        if proc.poll() is None:
+            _finish(proc, timeout=1)
+    assert proc.returncode == 143, err
+    assert took < 30, f"exit {took:.0f} s after SIGTERM"
+    assert "stopped after update" in err and f"--resume {latest}" in err, err
+    assert "Traceback" not in err
+    ckpt = load_checkpoint(latest)
+    assert ckpt["meta"]["reason"] == "stopped", ckpt["meta"]
+
+
+def test_a_second_sigterm_stops_at_once_with_143(monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture) -> None:
+    """The first SIGTERM asks the run to finish its update and save; a second gives up at
+    once, with SIGTERM's code (it was 130, Ctrl-C's)."""
+    from agents.cli import train
+
+    stop = train._Stop()
+    with stop, pytest.raises(KeyboardInterrupt) as second:
+        os.kill(os.getpid(), signal.SIGTERM)
+        wait_for(lambda: stop.requested, 5, "the first SIGTERM")
+        assert stop.exit_code == 143
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+    assert getattr(second.value, "exit_code", None) == 143
+
+    def interrupted(args: Any) -> dict[str, Any]:
+        raise second.value
+
+    monkeypatch.setattr(train, "train", interrupted)
+    assert train.main(["--no-progress"]) == 143
+    assert capsys.readouterr().err.strip().endswith("interrupted")
 
 
 def test_address_without_workers_is_refused() -> None:

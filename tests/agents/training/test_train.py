@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import json
+import os
 import pickle
 import time
 from pathlib import Path
@@ -265,6 +267,12 @@ def test_tiny_training_run_end_to_end(tmp_path: Path) -> None:
         assert (logdir / name).exists(), name
     assert list(logdir.glob("events.out.tfevents.*"))
     assert "final_eval" in out and out["final_eval"]["simple"]["matches"] == 2
+    final = json.loads((logdir / "final_eval.json").read_text())
+    assert final["eval_seed"] == 7 and final["run_seed"] == 1 and "seed" not in final
+    # An agent file is readable like every other output (mkstemp alone makes it 0600).
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert (logdir / "agent_final.pt").stat().st_mode & 0o777 == 0o666 & ~umask
     # One sample match of each evaluation (update 2 and the final one), replayable.
     assert sorted(p.name for p in (logdir / "records").iterdir()) == [
         "eval_00002.jsonl.gz", "final_eval.jsonl.gz"]
@@ -1064,7 +1072,8 @@ def test_config_errors_name_key_value_and_what_is_accepted() -> None:
         load_config("quick", ["env.rules=nope"])
     with pytest.raises(ValueError, match=r"env\.num_games: 'many'; accepted: an integer"):
         load_config("quick", ["env.num_games=many"])
-    with pytest.raises(ValueError, match=r"run\.total_steps.*less than one update"):
+    with pytest.raises(ValueError, match=r"run\.total_steps.*less than one update.*"
+                                         r"or lower env\.num_games or env\.rollout_steps"):
         load_config("quick", ["run.total_steps=1000"])
 
 
