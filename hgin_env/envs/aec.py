@@ -4,7 +4,7 @@
 | Import             | `import hgin_env; env = hgin_env.env()`                     |
 |--------------------|-------------------------------------------------------------|
 | Actions            | Discrete                                                    |
-| Parallel API       | No                                                          |
+| Parallel API       | Yes (turn-based): `hgin_env.parallel_env()`                  |
 | Manual Control     | Yes: `python -m hgin_env.play`                              |
 | Agents             | `agents = ['player_0', 'player_1']`                         |
 | Agents             | 2                                                           |
@@ -12,6 +12,7 @@
 | Action Values      | [0, 107]                                                    |
 | Observation Shape  | (398,)                                                      |
 | Observation Values | [0, 1] for cards and flags; scores ÷ target (see below)     |
+| State Shape        | (796,): `env.state()`, both seats' observations (see below)  |
 
 Two-player gin rummy scored the Hollywood way: three games ("columns") are
 played side by side on one score sheet, a player's first hand win is posted
@@ -129,8 +130,10 @@ gets reward -1 and the other +1 (zero-sum, unlike PettingZoo's classic
 `TerminateIllegalWrapper`, which gives the other agent 0: the forfeit is a
 lost match, and the infos name the other agent `match_winner`), both are
 terminated, and both infos carry an `illegal_move` entry (agent, action, its
-meaning, the legal actions) and `match_winner`.  With `strict=True` an
-illegal action raises `ValueError` instead, leaving the game unchanged.
+meaning, the legal actions) and `match_winner` (the other agent's seat).  A
+forfeit warns (`hgin_env.envs.spaces.IllegalMoveWarning`, naming the move).
+With `strict=True` an illegal action raises `ValueError` instead, leaving the
+game unchanged.
 
 #### Truncation
 
@@ -138,9 +141,11 @@ A match still undecided when its 2000th hand ends
 (`hgin_env.engine.hand.MAX_HANDS_PER_MATCH`, `docs/rules.md` Appendix C) is cut off:
 both agents' `truncations` are `True` (`terminations` stay `False`), no reward
 is given, and both infos hold `hand_over`, `truncated: True`,
-`match_winner: None` and `final_scores`.  Real matches never get there (the
-longest measured is over 70 times shorter); without the bound, random play
-under `straight_gin` would almost never finish a match.
+`match_winner: None` and `final_scores`.  `max_cycles=N` cuts a match off the
+same way once an agent has made N moves (PettingZoo's `max_cycles`).  Real
+matches never get there (the longest measured is over 70 times shorter);
+without the bound, random play under `straight_gin` would almost never finish
+a match.
 
 ### Action Space
 
@@ -183,11 +188,36 @@ or `None`), `award`, `gin`, `big_gin`, `undercut`, `knocker_deadwood`,
 `defender_deadwood`, and, when it finished the match, `match_over`,
 `match_winner` and `final_scores` (per player, per column); when it
 truncated the match, `truncated`, `match_winner` (`None`) and `final_scores`.
+With `numeric_infos=True` (the buffer-friendly form) every value is a number
+or a fixed-shape array, which array replay buffers (Tianshou's) and
+TensorDicts can store (a `None` or a name makes an object array that they
+reject): `hand_winner`, `knocker` and `match_winner` are seats (0 for
+`player_0`, 1 for `player_1`, -1 for none; `AGENTS[seat]` is the name),
+`final_scores` is one `(2, columns)` int64 array (row = seat), and a forfeit's
+`illegal_move` dict becomes `illegal_agent` (the offender's seat) and
+`illegal_action` (its action id), the rest of its description staying in
+`env.unwrapped.forfeit`.
+
+#### Options for other libraries
+
+* `mask_in_infos=True`: the observation is the flat 398-float vector alone (a
+  `Box`) and each agent's action mask is `infos[agent]["action_mask"]`
+  (AgileRL's and Shimmy's convention; SuperSuit's observation wrappers need a
+  `Box`).  Not with `history=True`.
+* `mask_dtype=bool`: bool masks (TorchRL); int8 is the default (PettingZoo's
+  and Gymnasium's `Discrete.sample(mask=...)` convention).
+* `numeric_infos=True`: the buffer-friendly infos above (Tianshou).
+* `state()` / `state_space`: one global full-information view for centralised
+  critics: `player_0`'s observation vector then `player_1`'s, so both hands;
+  the stock's order is not included.
 
 ### Version History
 
 * v0: Initial release: full Hollywood matches on the vectorised engine,
   three rule profiles, three reward modes, text rendering (hgin 0.1.0).
+  Since: `parallel_env()`, `state()`, `max_cycles`, `mask_dtype`,
+  `numeric_infos` and `mask_in_infos` options; a forfeit warns
+  (`IllegalMoveWarning`).
 """
 
 from __future__ import annotations
@@ -199,13 +229,18 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from gymnasium import logger, spaces
 from gymnasium.utils import EzPickle
-from pettingzoo import AECEnv
+from pettingzoo import AECEnv, ParallelEnv
 
 from hgin_env import actions as A
 from hgin_env.engine.single import SingleGameArrays
 from hgin_env.engine.vector import REWARD_MODES
 from hgin_env.envs.aec_wrapper import HollywoodWrapper
-from hgin_env.envs.spaces import MaskedDiscrete, observation_bounds, observation_space
+from hgin_env.envs.spaces import (
+    MaskedDiscrete,
+    observation_bounds,
+    observation_space,
+)
+from hgin_env.envs.spaces import mask_dtype as mask_dtype_of
 from hgin_env.envs.table import AGENTS, TERMINAL_MASK_ACTION, MatchTable
 from hgin_env.history import PublicHistory
 from hgin_env.hollywood import Sheet
@@ -219,6 +254,7 @@ __all__ = [
     "TERMINAL_MASK_ACTION",
     "env",
     "observation_bounds",
+    "parallel_env",
     "raw_env",
 ]
 
@@ -232,6 +268,10 @@ def env(
     render_mode: str | None = None,
     strict: bool = False,
     history: bool = False,
+    max_cycles: int | None = None,
+    mask_dtype: Any = np.int8,
+    numeric_infos: bool = False,
+    mask_in_infos: bool = False,
 ) -> AECEnv:
     """The wrapped AEC environment (see the module docs).
 
@@ -243,8 +283,19 @@ def env(
     enforcement, the action check, illegal moves) live in one
     :class:`~hgin_env.envs.aec_wrapper.HollywoodWrapper` layer.
     """
-    aec = raw_env(rules=rules, reward=reward, render_mode=render_mode, history=history)
+    aec = raw_env(rules=rules, reward=reward, render_mode=render_mode, history=history,
+                  max_cycles=max_cycles, mask_dtype=mask_dtype, numeric_infos=numeric_infos,
+                  mask_in_infos=mask_in_infos)
     return HollywoodWrapper(aec, strict=strict, illegal_reward=-1.0)
+
+
+def parallel_env(**kwargs: Any) -> ParallelEnv:
+    """The turn-based parallel form of :func:`env` (same arguments): each ``step`` takes
+    an action for the agent to move only (``env.agents`` lists it), as PettingZoo's
+    ``turn_based_aec_to_parallel`` makes it; ``pettingzoo.test.parallel_api_test`` passes."""
+    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+
+    return turn_based_aec_to_parallel(env(**kwargs))
 
 
 class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
@@ -274,9 +325,14 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
         reward: str = "columns",
         render_mode: str | None = None,
         history: bool = False,
+        max_cycles: int | None = None,
+        mask_dtype: Any = np.int8,
+        numeric_infos: bool = False,
+        mask_in_infos: bool = False,
     ) -> None:
         EzPickle.__init__(self, rules=rules, reward=reward, render_mode=render_mode,
-                          history=history)
+                          history=history, max_cycles=max_cycles, mask_dtype=mask_dtype,
+                          numeric_infos=numeric_infos, mask_in_infos=mask_in_infos)
         super().__init__()
         if reward not in REWARD_MODES:
             raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
@@ -287,6 +343,23 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
             )
         if not isinstance(history, bool):
             raise ValueError(f"history must be True or False, got {history!r}")
+        if max_cycles is not None and (isinstance(max_cycles, bool)
+                                       or not isinstance(max_cycles, int) or max_cycles < 1):
+            raise ValueError(f"max_cycles must be a positive integer or None, got "
+                             f"{max_cycles!r}")
+        if not isinstance(numeric_infos, bool):
+            raise ValueError(f"numeric_infos must be True or False, got {numeric_infos!r}")
+        if not isinstance(mask_in_infos, bool):
+            raise ValueError(f"mask_in_infos must be True or False, got {mask_in_infos!r}")
+        if mask_in_infos and history:
+            raise ValueError("mask_in_infos=True makes the observation one flat vector; it "
+                             "cannot be combined with history=True (a dict of arrays)")
+        self.mask_in_infos = mask_in_infos
+        self.max_cycles = max_cycles
+        self.numeric_infos = numeric_infos
+        dtype = mask_dtype_of(mask_dtype)
+        self._bool_mask = dtype == np.bool_
+        self._moves = [0, 0]
         self.rules = load_rules(rules)
         self.reward_mode = reward
         self.render_mode = render_mode
@@ -296,9 +369,17 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
         self.possible_agents = list(AGENTS)
         self.agents = self.possible_agents[:]
         self._seat_of = {name: i for i, name in enumerate(AGENTS)}
-        self.observation_spaces = {name: observation_space(self.rules, history=history)
+        self.observation_spaces = {name: observation_space(self.rules, history=history,
+                                                           mask=dtype)
                                    for name in AGENTS}
+        if mask_in_infos:  # the flat vector alone; the mask goes to infos[agent]
+            self.observation_spaces = {name: space["observation"]
+                                       for name, space in self.observation_spaces.items()}
         self.action_spaces = {name: MaskedDiscrete(A.NUM_ACTIONS) for name in AGENTS}
+        low, high = observation_bounds(self.rules)
+        #: :meth:`state`'s space: both seats' observation vectors, end to end.
+        self.state_space = spaces.Box(low=np.concatenate([low, low]),
+                                      high=np.concatenate([high, high]), dtype=np.float32)
         self._seed_rng: np.random.Generator | None = None
         self._quiet_infos = True
         self.rewards = dict.fromkeys(AGENTS, 0.0)
@@ -314,6 +395,14 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
 
     def action_space(self, agent: str) -> spaces.Space:
         return self.action_spaces[agent]
+
+    def state(self) -> np.ndarray:
+        """The global full-information view, for centralised critics (MAPPO and the
+        like): ``player_0``'s observation vector followed by ``player_1``'s (796
+        float32), so both hands and every public fact.  The stock's order is not in
+        it: a critic that saw the next draws would learn values no policy can reach."""
+        table = self.table
+        return np.concatenate([table.observe(0)["observation"], table.observe(1)["observation"]])
 
     # ----------------------------------------------------------------- reset
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
@@ -344,15 +433,22 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {name: {} for name in self.agents}
         self._quiet_infos = True
+        self._moves = [0, 0]
         self._skip_agent_selection = None
         self.agent_selection = AGENTS[self.single.current_player]
+        if self.mask_in_infos:
+            self._masks_to_infos()
         if self.render_mode == "human":
             self.render()
 
     # ----------------------------------------------------------------- observe
-    def observe(self, agent: str) -> dict[str, np.ndarray]:
+    def observe(self, agent: str) -> dict[str, np.ndarray] | np.ndarray:
         seat = self._seat_of[agent]
         obs = self.table.observe(seat)
+        if self.mask_in_infos:
+            return obs["observation"]
+        if self._bool_mask:
+            obs["action_mask"] = obs["action_mask"].view(np.bool_)
         if self.history is not None:
             for key, value in self.history.observe(np.array([seat])).items():
                 obs[key] = value[0, ...]  # 0-d arrays for the scalars, as the space says
@@ -360,7 +456,8 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
 
     def action_mask(self, agent: str) -> np.ndarray:
         """The agent's action mask, without building the observation vector."""
-        return self.table.action_mask(self._seat_of[agent])
+        mask = self.table.action_mask(self._seat_of[agent])
+        return mask.view(np.bool_) if self._bool_mask else mask
 
     def is_legal(self, action: Any) -> bool:
         """Whether ``action`` is a legal action id for the agent to move
@@ -408,6 +505,8 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
         if r0 or r1:
             cumulative["player_0"] += r0
             cumulative["player_1"] += r1
+        seat = self._seat_of[agent]
+        self._moves[seat] += 1
         if info["hand_over"]:
             self.infos = self._hand_infos(info)
             self._quiet_infos = False
@@ -418,33 +517,70 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
         elif not self._quiet_infos or self.infos["player_0"] or self.infos["player_1"]:
             self.infos = {"player_0": {}, "player_1": {}}
             self._quiet_infos = True
+        if self.max_cycles is not None and self._moves[seat] >= self.max_cycles \
+                and not table.over:
+            self._cut_off()
         self.agent_selection = AGENTS[table.single.current_player]
+        if self.mask_in_infos:
+            self._masks_to_infos()
         if self.render_mode == "human":
             self.render()
 
+    def _cut_off(self) -> None:
+        """``max_cycles`` reached: the match ends undecided, as the match bound ends one."""
+        table = self.table
+        table.over = table.truncated = True
+        self.truncations = {name: True for name in self.agents}
+        scores = table.sheet().scores
+        self.infos = {name: {**self.infos[name], "truncated": True,
+                             "match_winner": self._seat_value(-1),
+                             "final_scores": self._scores_value(scores)}
+                      for name in AGENTS}
+        self._quiet_infos = False
+
+    def _masks_to_infos(self) -> None:
+        """``mask_in_infos``: each agent's action mask in its infos (AgileRL's and Shimmy's
+        convention), fresh dicts so that no agent's infos alias another's."""
+        self.infos = {name: {**self.infos[name], "action_mask": self.action_mask(name)}
+                      for name in self.agents}
+        self._quiet_infos = False
+
+    def _seat_value(self, seat: int) -> int | str | None:
+        """A seat in infos: the agent's name (``None`` for -1), or with ``numeric_infos``
+        the seat itself (-1 for none), which array replay buffers can store."""
+        seat = int(seat)
+        if self.numeric_infos:
+            return seat
+        return AGENTS[seat] if seat >= 0 else None
+
+    def _scores_value(self, scores: np.ndarray) -> dict[str, list[int]] | np.ndarray:
+        """The final scores in infos: per agent name, lists per column, or with
+        ``numeric_infos`` one ``(2, columns)`` int64 array (row = seat)."""
+        if self.numeric_infos:
+            return np.array(scores, dtype=np.int64)
+        return {AGENTS[p]: [int(v) for v in scores[p]] for p in range(2)}
+
     def _hand_infos(self, info: dict[str, Any]) -> dict[str, dict[str, Any]]:
-        winner = info["hand_winner"]
-        knocker = info["knocker"]
         data: dict[str, Any] = {
             "hand_over": True,
-            "hand_winner": AGENTS[winner] if winner >= 0 else None,
-            "knocker": AGENTS[knocker] if knocker >= 0 else None,
+            "hand_winner": self._seat_value(info["hand_winner"]),
+            "knocker": self._seat_value(info["knocker"]),
         }
         for key in _HAND_KEYS:
             data[key] = info[key]
         if info["match_over"]:
             data["match_over"] = True
-            data["match_winner"] = AGENTS[info["match_winner"]]
+            data["match_winner"] = self._seat_value(info["match_winner"])
         elif info["truncated"]:
             data["truncated"] = True
-            data["match_winner"] = None
+            data["match_winner"] = self._seat_value(-1)
         if info["match_over"] or info["truncated"]:
-            data["final_scores"] = {
-                AGENTS[p]: info["final_scores"][p].tolist() for p in range(2)
-            }
+            data["final_scores"] = self._scores_value(info["final_scores"])
         copy = dict(data)
-        if "final_scores" in data:
-            copy["final_scores"] = {name: list(v) for name, v in data["final_scores"].items()}
+        if "final_scores" in data:  # each agent its own copy, as PettingZoo infos are
+            scores = data["final_scores"]
+            copy["final_scores"] = scores.copy() if isinstance(scores, np.ndarray) else \
+                {name: list(v) for name, v in scores.items()}
         return {"player_0": data, "player_1": copy}
 
     def forfeit_illegal(self, action: Any, illegal_reward: float = -1.0) -> None:
@@ -463,11 +599,21 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
         self.rewards[other] = -float(illegal_reward)
         self._accumulate_rewards()
         self.terminations = dict.fromkeys(self.agents, True)
-        self.infos = {
-            name: {"illegal_move": dict(details), "match_over": True, "match_winner": other}
-            for name in self.agents
-        }
+        winner = self._seat_value(self._seat_of[other])
+        if self.numeric_infos:  # flat numbers; the full description stays in ``forfeit``
+            offence: dict[str, Any] = {
+                "illegal_agent": self._seat_of[agent],
+                "illegal_action": int(details["action"])
+                if isinstance(details["action"], int | np.integer) else -1,
+            }
+            self.infos = {name: {**offence, "match_over": True, "match_winner": winner}
+                          for name in self.agents}
+        else:
+            self.infos = {name: {"illegal_move": dict(details), "match_over": True,
+                                 "match_winner": winner} for name in self.agents}
         self._quiet_infos = False
+        if self.mask_in_infos:
+            self._masks_to_infos()
         self._deads_step_first()
         if self.render_mode == "human":
             self.render()

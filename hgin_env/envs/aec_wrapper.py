@@ -11,6 +11,8 @@ from gymnasium import spaces
 from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
+from hgin_env.envs.spaces import warn_illegal_move
+
 if TYPE_CHECKING:
     from pettingzoo import AECEnv
 
@@ -25,14 +27,16 @@ def _not_before_reset(name: str) -> AttributeError:
 
 
 class HollywoodWrapper(OrderEnforcingWrapper):
-    """What :func:`hgin_env.env` wraps ``raw_env`` in: PettingZoo's order
+    """What :func:`hgin_env.env <hgin_env.envs.aec.env>` wraps ``raw_env`` in: PettingZoo's order
     enforcement, the out-of-space check and the illegal-move handling in one layer.
 
     It behaves as ``OrderEnforcingWrapper(AssertOutOfBoundsWrapper(
     TerminateIllegalWrapper(raw)))`` (or ``OrderEnforcingWrapper(raw)`` with
     ``strict``), except that an action that is not an action id at all raises
     ``ValueError`` (see :func:`action_id`) rather than an assertion, which
-    ``python -O`` would strip.  It reads the hot attributes
+    ``python -O`` would strip, and a forfeit warns with an
+    :class:`~hgin_env.envs.spaces.IllegalMoveWarning` that names the move (PettingZoo's
+    own warning does not).  It reads the hot attributes
     (``agent_selection``, ``agents``, ``rewards``, …) straight from the raw
     env instead of through a chain of ``__getattr__`` fallbacks, which cost
     more than a game step.
@@ -121,9 +125,10 @@ class HollywoodWrapper(OrderEnforcingWrapper):
             return
         if raw.try_step(action):
             return
+        message = raw.illegal_action_message(agent, action)
         if self.strict:
-            raise ValueError(raw.illegal_action_message(agent, action))
-        EnvLogger.warn_on_illegal_move()
+            raise ValueError(message)
+        warn_illegal_move(message)  # never silent: names the move and strict=True
         raw.forfeit_illegal(action, self.illegal_reward)
 
     def __str__(self) -> str:

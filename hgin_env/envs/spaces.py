@@ -2,13 +2,19 @@
 
 * :func:`action_id` — any integral scalar in ``0..107`` (see its docs);
 * :class:`MaskedDiscrete` — ``Discrete(108)`` with a fast ``sample(mask)``;
-* :func:`observation_space` — one seat's observation space, from :func:`observation_bounds`.
+* :func:`observation_space` — one seat's observation space, from :func:`observation_bounds`;
+* :func:`mask_dtype` — the action mask's dtype option (int8, the default, or bool);
+* :func:`flat_slices` — where each key lands in ``gymnasium.spaces.flatten`` of a
+  ``Dict`` observation (Gymnasium sorts the keys, so the mask comes *first*);
+* :class:`IllegalMoveWarning` and :func:`warn_illegal_move` — an illegal move that
+  forfeits the match is never silent.
 """
 
 from __future__ import annotations
 
 import math
 import operator
+import warnings
 from typing import Any
 
 import numpy as np
@@ -20,7 +26,16 @@ from hgin_env.history import max_hand_actions
 from hgin_env.observation import OBS_DIM, observation_spec
 from hgin_env.rules import Rules
 
-__all__ = ["MaskedDiscrete", "action_id", "observation_bounds", "observation_space"]
+__all__ = [
+    "IllegalMoveWarning",
+    "MaskedDiscrete",
+    "action_id",
+    "flat_slices",
+    "mask_dtype",
+    "observation_bounds",
+    "observation_space",
+    "warn_illegal_move",
+]
 
 # ----------------------------------------------------------------------------- actions
 
@@ -78,6 +93,7 @@ class MaskedDiscrete(spaces.Discrete):
 
     _BLOCK = 256
     _INT8 = np.dtype(np.int8)
+    _BOOL = np.dtype(np.bool_)
 
     def __init__(self, n: int, seed: int | np.random.Generator | None = None) -> None:
         super().__init__(n, seed=seed)
@@ -91,6 +107,10 @@ class MaskedDiscrete(spaces.Discrete):
         return super().seed(seed)
 
     def sample(self, mask: Any = None, probability: Any = None) -> np.int64:
+        """A uniform draw among the 1 (or ``True``) entries of ``mask``; a bool mask
+        (``mask_dtype=bool``) is read as the int8 mask Gymnasium expects."""
+        if type(mask) is np.ndarray and mask.dtype is self._BOOL:
+            mask = mask.view(np.int8)
         if (probability is not None or type(mask) is not np.ndarray
                 or mask.dtype is not self._INT8 or mask.shape != self._shape):
             return super().sample(mask, probability)
@@ -134,14 +154,29 @@ def observation_bounds(rules: Rules) -> tuple[np.ndarray, np.ndarray]:
     return low, high
 
 
-def observation_space(rules: Rules, history: bool = False) -> spaces.Dict:
+def mask_dtype(value: Any) -> np.dtype:
+    """The ``mask_dtype`` option as a numpy dtype: int8 (the default: PettingZoo's and
+    Gymnasium's ``Discrete.sample(mask=...)`` convention) or bool (TorchRL's
+    ``ActionMask`` and ``masked_fill_`` need booleans).  Anything else raises ``ValueError``."""
+    try:
+        dtype = np.dtype(value)
+    except TypeError:
+        dtype = None
+    if dtype not in (np.dtype(np.int8), np.dtype(np.bool_)):
+        raise ValueError(f"mask_dtype must be numpy.int8 or bool, got {value!r}")
+    return dtype
+
+
+def observation_space(rules: Rules, history: bool = False, mask: Any = np.int8
+                      ) -> spaces.Dict:
     """One seat's observation space under ``rules``: the ``observation`` vector and the
-    ``action_mask``, and with ``history`` the hand's public history
-    (:data:`hgin_env.history.HISTORY_KEYS`, one game's rows)."""
+    ``action_mask`` (of dtype ``mask``: int8 or bool), and with ``history`` the hand's
+    public history (:data:`hgin_env.history.HISTORY_KEYS`, one game's rows)."""
     low, high = observation_bounds(rules)
     entries = {
         "observation": spaces.Box(low=low, high=high, shape=(OBS_DIM,), dtype=np.float32),
-        "action_mask": spaces.Box(low=0, high=1, shape=(NUM_ACTIONS,), dtype=np.int8),
+        "action_mask": spaces.Box(low=0, high=1, shape=(NUM_ACTIONS,),
+                                  dtype=mask_dtype(mask)),
     }
     if history:
         length = max_hand_actions(rules)
@@ -150,3 +185,39 @@ def observation_space(rules: Rules, history: bool = False) -> spaces.Dict:
         entries["history_len"] = spaces.Box(low=0, high=length, shape=(), dtype=np.int16)
         entries["upcard"] = spaces.Box(low=0, high=NUM_CARDS - 1, shape=(), dtype=np.int8)
     return spaces.Dict(entries)
+
+
+def flat_slices(space: spaces.Dict) -> dict[str, slice]:
+    """Where each key of the ``Dict`` observation ``space`` lands in the vector that
+    ``gymnasium.spaces.flatten`` (and ``gymnasium.wrappers.FlattenObservation``) makes.
+
+    Gymnasium's ``Dict`` sorts its keys, so for hgin's observation the action mask
+    comes first: ``action_mask`` is ``slice(0, 108)`` and ``observation`` is
+    ``slice(108, 506)`` (the history keys, with ``history=True``, lie between them).
+    Reading the mask from the tail of the flat vector picks the wrong entries.
+    """
+    if not isinstance(space, spaces.Dict):
+        raise ValueError(f"flat_slices needs a gymnasium.spaces.Dict, got {space!r}")
+    out: dict[str, slice] = {}
+    start = 0
+    for key, sub in space.spaces.items():
+        size = int(spaces.flatdim(sub))
+        out[key] = slice(start, start + size)
+        start += size
+    return out
+
+
+class IllegalMoveWarning(UserWarning):
+    """An illegal move ended a match as a forfeit (``strict=False``, the default).
+
+    Silence it with ``warnings.filterwarnings("ignore", category=IllegalMoveWarning)``;
+    pass ``strict=True`` to raise ``ValueError`` instead, or mask the policy's
+    actions with ``obs["action_mask"]`` so that it never happens.
+    """
+
+
+def warn_illegal_move(message: str) -> None:
+    """Warn that ``message``'s move forfeited the match (see :class:`IllegalMoveWarning`)."""
+    warnings.warn(f"{message}: the match ends as a forfeit (the offender loses). Pass "
+                  "strict=True to raise instead, or mask the policy with "
+                  "obs['action_mask']", IllegalMoveWarning, stacklevel=3)

@@ -19,6 +19,7 @@ from hgin_env import actions as A
 from hgin_env.cards import parse_cards
 from hgin_env.engine import REWARD_MODES, VectorGame
 from hgin_env.envs.aec import AGENTS, TERMINAL_MASK_ACTION, raw_env
+from hgin_env.envs.spaces import IllegalMoveWarning
 from hgin_env.rules import PROFILES, load_rules
 from tests.helpers.greedy_policy import greedy_action
 
@@ -191,13 +192,13 @@ def test_terminal_observation_and_render() -> None:
     assert env.agents == []
 
 
-def test_illegal_action_ends_match_and_is_reported(caplog: pytest.LogCaptureFixture) -> None:
+def test_illegal_action_ends_match_and_is_reported() -> None:
     env = hgin_env.env()
     env.reset(seed=1)
     offender = env.agent_selection
     other = next(a for a in env.agents if a != offender)
-    env.step(0)  # a discard, but the first turn is the upcard offer
-    assert "Illegal move" in caplog.text
+    with pytest.warns(IllegalMoveWarning, match=f"illegal action 0 .* by {offender}.*strict=True"):
+        env.step(0)  # a discard, but the first turn is the upcard offer
     assert all(env.terminations.values())
     # Zero-sum, as every reward: the forfeit is the other agent's won match.
     assert env.rewards[offender] == -1.0 and env.rewards[other] == 1.0
@@ -350,3 +351,39 @@ def test_raw_env_pickles_and_rejects_bad_arguments() -> None:
         raw_env(render_mode="rgb")
     with pytest.raises(ValueError, match="unknown rules"):
         raw_env(rules="nope")
+
+
+def test_state_is_both_seats_observations() -> None:
+    env = hgin_env.envs.aec.env()
+    env.reset(seed=4)
+    state = env.state()
+    assert state.shape == env.state_space.shape == (796,) and env.state_space.contains(state)
+    assert np.array_equal(state[:398], env.observe("player_0")["observation"])
+    assert np.array_equal(state[398:], env.observe("player_1")["observation"])
+    assert hgin_env.envs.aec.parallel_env().state_space == env.state_space
+
+
+def test_numeric_infos_are_numbers_and_fixed_shape_arrays() -> None:
+    env = hgin_env.envs.aec.env(numeric_infos=True, max_cycles=40)
+    env.reset(seed=2)
+    rng = np.random.default_rng(0)
+    for _agent in env.agent_iter(max_iter=200):
+        obs, _, term, trunc, info = env.last()
+        for value in info.values():
+            assert isinstance(value, bool | int | float | np.integer | np.bool_ | np.ndarray)
+            assert not isinstance(value, np.ndarray) or value.dtype != object
+        env.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    assert info["truncated"] and info["match_winner"] == -1
+    assert info["final_scores"].shape == (2, 3) and info["final_scores"].dtype == np.int64
+    forfeit = hgin_env.envs.aec.env(numeric_infos=True)
+    forfeit.reset(seed=1)
+    offender = forfeit.agent_selection
+    with pytest.warns(IllegalMoveWarning):
+        forfeit.step(0)  # a discard, but the first turn is the upcard offer
+    info = forfeit.infos[offender]
+    seat = AGENTS.index(offender)
+    assert info == {"illegal_agent": seat, "illegal_action": 0, "match_over": True,
+                    "match_winner": 1 - seat}
+    assert forfeit.unwrapped.forfeit["legal_actions"]  # the full description stays here
+    with pytest.raises(ValueError, match="numeric_infos"):
+        hgin_env.envs.aec.env(numeric_infos="yes")

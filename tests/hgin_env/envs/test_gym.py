@@ -12,6 +12,7 @@ from gymnasium.vector import AutoresetMode
 from hgin_env import actions as A
 from hgin_env.envs.aec import TERMINAL_MASK_ACTION
 from hgin_env.envs.gym_env import ENV_ID, HollywoodGinEnv, HollywoodGinVectorEnv
+from hgin_env.envs.spaces import IllegalMoveWarning
 from hgin_env.rules import load_rules
 from tests.helpers.greedy_policy import GreedyAgent, greedy_action, greedy_batch
 
@@ -52,7 +53,8 @@ def test_single_agent_illegal_action() -> None:
     env = HollywoodGinEnv(opponent="random", seat=0)
     obs, _ = env.reset(seed=0)
     bad = int(np.flatnonzero(obs["action_mask"] == 0)[0])
-    obs, reward, terminated, _, info = env.step(bad)
+    with pytest.warns(IllegalMoveWarning, match=f"illegal action {bad}"):
+        obs, reward, terminated, _, info = env.step(bad)
     assert terminated and reward == -1.0
     assert info["illegal_move"]["action"] == bad and not info["match_won"]
     strict = HollywoodGinEnv(opponent="random", seat=0, strict=True)
