@@ -1,8 +1,12 @@
 """hgin: Hollywood Gin Rummy for reinforcement learning.
 
 ``hgin_env.env()`` / ``hgin_env.raw_env()`` are the PettingZoo AEC
-environment (:mod:`hgin_env.envs.aec`), imported on first use so that
-``import hgin_env`` stays light.  Importing the package registers the
+environment (:mod:`hgin_env.envs.aec`) and ``hgin_env.parallel_env()`` its
+turn-based parallel form; ``hgin_env.gin_rummy_v4`` is the drop-in for
+PettingZoo 1.26's removed gin rummy (:mod:`hgin_env.envs.gin_rummy_v4`, so
+``from hgin_env import gin_rummy_v4`` replaces ``from pettingzoo.classic import
+gin_rummy_v4``).  All are imported on first use so that ``import hgin_env``
+stays light.  Importing the package registers the
 Gymnasium id :data:`ENV_ID` (``"hgin/HollywoodGin-v0"``) by its entry-point
 string only, so ``gymnasium.make(ENV_ID, opponent="simple")`` works without
 loading the environment module until it is made; ``gymnasium.make_vec(ENV_ID,
@@ -14,7 +18,7 @@ from importlib import metadata as _metadata
 
 import gymnasium as _gym
 
-__all__ = ["ENV_ID", "__version__", "env", "raw_env"]
+__all__ = ["ENV_ID", "__version__", "env", "gin_rummy_v4", "parallel_env", "raw_env"]
 
 try:
     #: The installed distribution's version (``pyproject.toml``), read from its metadata.
@@ -40,10 +44,15 @@ if ENV_ID not in _gym.registry:
 def __getattr__(name: str) -> object:
     # The PettingZoo environment is imported on first use, so ``import hgin_env``
     # (and the engine alone) stays fast and never pulls in pettingzoo.
-    if name in ("env", "raw_env"):
+    if name in ("env", "parallel_env", "raw_env"):
         from hgin_env.envs import aec
 
         return getattr(aec, name)
+    if name == "gin_rummy_v4":
+        # PettingZoo 1.27 removed ``pettingzoo.classic.gin_rummy_v4``; this is its home.
+        from hgin_env.envs import gin_rummy_v4
+
+        return gin_rummy_v4
     raise AttributeError(f"module 'hgin_env' has no attribute {name!r}")
 
 

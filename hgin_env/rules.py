@@ -1,7 +1,7 @@
 """The rules config: every switch of docs/rules.md in one frozen dataclass.
 
-Profiles are package data, ``hgin_env/profiles/<name>.toml``, read with
-:mod:`importlib.resources` so an installed wheel has them.  A TOML file may name a
+Profiles are the files ``configs/rules/<name>.toml``, found by :mod:`hgin_env.shipped`
+(the checkout's ``configs/`` or, in an installed wheel, its package data).  A TOML file may name a
 ``profile`` to start from and override only the keys it sets, so a custom
 rule set is a two-line file.  Validation names the offending key, because a
 silent typo in a rules file would change every game played with it.
@@ -14,22 +14,22 @@ import functools
 import stat
 import sys
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from hgin_env.shipped import shipped_label, shipped_text
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-PROFILES = ("friendly", "classic", "bonus", "eaai")
+PROFILES = ("friendly", "classic", "bonus", "eaai", "rlcard")
 DEFAULT_PROFILE = "friendly"
-#: Where the profiles are, inside the installed package (not a path into a checkout).
-PROFILE_PACKAGE = "hgin_env"
-PROFILE_FOLDER = "profiles"
+#: The kind of shipped config file the profiles are (``configs/rules/``, see :mod:`.shipped`).
+PROFILE_KIND = "rules"
 #: A rules or training config file is a few hundred bytes; anything past this is not one
 #: (``/dev/zero``, a log file named by mistake) and is refused before it is read.
 MAX_CONFIG_BYTES = 1 << 20
@@ -185,8 +185,8 @@ def rules_from_dict(
 
 
 def load_rules(name_or_path: str | Path | Rules | None = None) -> Rules:
-    """Rules from a profile name (``friendly``, ``classic``, ``bonus``, ``eaai``) or a TOML
-    path."""
+    """Rules from a profile name (``friendly``, ``classic``, ``bonus``, ``eaai``,
+    ``rlcard``) or a TOML path."""
     if name_or_path is None:
         name_or_path = DEFAULT_PROFILE
     if isinstance(name_or_path, Rules):
@@ -224,9 +224,8 @@ def profile_name(rules: Rules) -> str | None:
 
 
 def profile_text(name: str) -> str:
-    """The TOML text of the shipped profile ``name`` (package data)."""
-    return (resources.files(PROFILE_PACKAGE) / PROFILE_FOLDER / f"{name}.toml").read_text(
-        encoding="utf-8")
+    """The TOML text of the shipped profile ``name`` (``configs/rules/<name>.toml``)."""
+    return shipped_text(PROFILE_KIND, name)
 
 
 def read_toml_file(path: Path, what: str) -> dict[str, Any]:
@@ -277,7 +276,7 @@ def parse_toml(raw: bytes | str, where: str) -> dict[str, Any]:
 def _load(text: str, base_dir: Path | None, chain: tuple[str, ...]) -> Rules:
     """One link of a profile chain; ``chain`` holds the files already being read."""
     if text in PROFILES:
-        key = f"{PROFILE_PACKAGE}:{PROFILE_FOLDER}/{text}.toml"
+        key = shipped_label(PROFILE_KIND, text)
         if key in chain:
             cycle = " -> ".join((*chain[chain.index(key):], key))
             raise ValueError(f"rules profiles form a cycle: {cycle}")

@@ -13,7 +13,6 @@ import json
 import math
 import sys
 from collections.abc import Callable, Iterable
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +24,11 @@ else:  # pragma: no cover
 from agents import PRETRAINED
 from agents.model import HIDDEN_WIDTH_RANGE, MAX_HIDDEN_LAYERS
 from hgin_env.rules import load_rules, parse_toml, read_toml_file
+from hgin_env.shipped import shipped_names, shipped_text
 
-#: The shipped training configs are package data (``agents/training/configs/<name>.toml``), found
-#: by name with :mod:`importlib.resources`, so an installed wheel has them.
-CONFIG_PACKAGE = "agents.training"
-CONFIG_FOLDER = "configs"
+#: The shipped training configs are the files ``configs/train/<name>.toml``, found by name by
+#: :mod:`hgin_env.shipped` (a checkout's own ``configs/``, or an installed wheel's package data).
+CONFIG_KIND = "train"
 REWARD_MODES = ("match", "columns", "points")
 CRITICS = ("shared", "privileged", "separate")
 OPPONENT_KINDS = ("self_play", "pool", "random", "simple", "strong", "ginhunter")
@@ -378,7 +377,8 @@ def _cross_checks(cfg: dict[str, dict[str, Any]]) -> None:
     if run["total_steps"] < per_update:
         raise ValueError(f"bad value for config key run.total_steps: {run['total_steps']} is "
                          f"less than one update (env.num_games x env.rollout_steps = "
-                         f"{per_update}); accepted: at least {per_update} steps")
+                         f"{per_update}); accepted: at least {per_update} steps (or lower "
+                         "env.num_games or env.rollout_steps)")
     workers = cfg["distributed"]["workers"]
     if workers > env["num_games"]:
         raise ValueError(f"bad value for config key distributed.workers: {workers} workers "
@@ -405,7 +405,7 @@ def _cross_checks(cfg: dict[str, dict[str, Any]]) -> None:
 
 def load_config(path: str | Path | None, overrides: Iterable[str] = ()) -> dict[str, Any]:
     """Read a TOML config (a path, or the name of a shipped config in
-    ``agents/training/configs``) and apply overrides.
+    ``configs/train``) and apply overrides.
 
     ``overrides`` are ``section.key=value`` strings whose value is parsed as
     TOML (``ppo.lr=1e-4``, ``model.hidden=[128,128]``, ``env.rules="classic"``;
@@ -425,9 +425,7 @@ def load_config(path: str | Path | None, overrides: Iterable[str] = ()) -> dict[
 
 def shipped_configs() -> list[str]:
     """The names of the training configs shipped with the package (``quick``, ...)."""
-    folder = resources.files(CONFIG_PACKAGE) / CONFIG_FOLDER
-    return sorted(entry.name[: -len(".toml")] for entry in folder.iterdir()
-                  if entry.name.endswith(".toml"))
+    return shipped_names(CONFIG_KIND)
 
 
 def shipped_config_text(name: str) -> str:
@@ -435,8 +433,7 @@ def shipped_config_text(name: str) -> str:
     if name not in shipped_configs():
         raise FileNotFoundError(f"no shipped training config {name!r} (shipped: "
                                 f"{', '.join(shipped_configs())})")
-    return (resources.files(CONFIG_PACKAGE) / CONFIG_FOLDER / f"{name}.toml").read_text(
-        encoding="utf-8")
+    return shipped_text(CONFIG_KIND, name)
 
 
 def read_config_file(path: str | Path) -> dict[str, Any]:

@@ -128,11 +128,31 @@ def _smooth(values: list[float], window: int) -> list[float]:
     return out
 
 
+#: The win-rate axis: 0-100 % with a margin, so that a line, a marker or an interval at
+#: 0 % or 100 % is drawn whole inside the panel (at the frame, half of it would be clipped).
+WIN_RATE_LIMITS = (-4.0, 104.0)
+WIN_RATE_TICKS = (0, 20, 40, 60, 80, 100)
+
+
 def plot_runs(runs: Sequence[RunLog], out: str | Path, title: str | None = None,
               smooth: int = 10) -> list[Path]:
     """Draw ``runs`` (one panel per opponent, one line per run; a second row with a panel
     per TensorBoard scalar the runs carry, averaged over ``smooth`` updates) to ``out`` +
     ``.png`` and ``.svg``; returns the two paths."""
+    fig = learning_curve_figure(runs, title, smooth)
+    stem = Path(out)
+    if stem.suffix.lower() in (".png", ".svg"):
+        stem = stem.with_suffix("")
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
+    fig.savefig(paths[0], dpi=120)
+    fig.savefig(paths[1], metadata={"Date": None})
+    return paths
+
+
+def learning_curve_figure(runs: Sequence[RunLog], title: str | None = None,
+                          smooth: int = 10) -> Any:
+    """The figure :func:`plot_runs` saves (a matplotlib ``Figure``)."""
     from matplotlib.figure import Figure
 
     if not runs:
@@ -182,21 +202,15 @@ def plot_runs(runs: Sequence[RunLog], out: str | Path, title: str | None = None,
         ax.axhline(50, color="0.5", linewidth=0.8, linestyle="--")
         ax.set_title(f"vs {name}")
         ax.set_xlabel("environment steps (M)")
-        ax.set_ylim(0, 100)
+        ax.set_ylim(*WIN_RATE_LIMITS)
+        ax.set_yticks(WIN_RATE_TICKS)
         ax.set_xlim(left=0)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("match win % (95% interval)")
     axes[-1].legend(fontsize="small", loc="lower right")
     fig.suptitle(title or "match win rate against each evaluation opponent "
                  "(circles: periodic evaluations, squares: final)", fontsize="medium")
-    stem = Path(out)
-    if stem.suffix.lower() in (".png", ".svg"):
-        stem = stem.with_suffix("")
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
-    fig.savefig(paths[0], dpi=120)
-    fig.savefig(paths[1], metadata={"Date": None})
-    return paths
+    return fig
 
 
 def final_summary(runs: Sequence[RunLog]) -> list[dict[str, Any]]:

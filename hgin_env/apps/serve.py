@@ -68,6 +68,7 @@ from hgin_env.apps.play import add_match_arguments, load_match
 from hgin_env.apps.play_session import AgentFailed, IllegalMove, PlaySession
 from hgin_env.cards import NUM_CARDS
 from hgin_env.rules import PROFILES, Rules, load_rules
+from hgin_env.shipped import extra_install_command
 from hgin_env.ui.render import card_text
 from hgin_env.ui.webpage import page
 
@@ -316,7 +317,8 @@ def create_app(opponent: Agent, rules: Rules | str = "friendly", seed: int | Non
         from flask import Flask, Response, jsonify, request
         from werkzeug.exceptions import HTTPException
     except ImportError as err:
-        raise ImportError("the play server needs Flask: pip install -e '.[web]'") from err
+        raise ImportError("the play server needs Flask: "
+                          f"{extra_install_command('web')}") from err
     profile = rules if isinstance(rules, str) and rules in PROFILES else None
     rules = load_rules(rules)
     name = opponent_name or getattr(opponent, "name", "opponent")

@@ -169,7 +169,7 @@ class MatchTable:
 
     def forfeit_illegal(self, action: Any) -> dict[str, Any]:
         """End the match because the seat to move chose ``action``, an illegal action;
-        returns what :attr:`forfeit` now holds."""
+        returns what ``self.forfeit`` now holds."""
         seat = self.single.current_player
         try:
             a: Any = action_id(action)

@@ -167,6 +167,10 @@ def parse_command(text: str, options: list[tuple[int, str]], game: GameView, sea
             action = A.KNOCK + parse_card(raw.split(None, 1)[1])
         elif low.startswith(_DISCARD_PREFIXES):
             action = parse_card(raw.split(None, 1)[1])
+        elif _is_plain_words(low):
+            return "error", None, (f"I don't understand {raw!r}: it is not a move (a move's "
+                                   "number, a card to discard such as 7H, draw, take, pass or "
+                                   "knock 7H). Type 'help' for the commands.")
         else:
             action = parse_card(raw)
     except ValueError as err:
@@ -174,6 +178,13 @@ def parse_command(text: str, options: list[tuple[int, str]], game: GameView, sea
     if action in {a for a, _ in options}:
         return "move", action, ""
     return "error", None, why_illegal(game, seat, action)
+
+
+def _is_plain_words(low: str) -> bool:
+    """``low`` is words of letters only, longer than any card (``hello``, ``help me``): a
+    card is a rank and a suit, at most two letters (``TD``), so this is no card at all."""
+    return len(low.replace(" ", "")) > 2 and all(w.isascii() and w.isalpha()
+                                                 for w in low.split(" "))
 
 
 def _first_held(game: GameView, seat: int) -> int:

@@ -56,8 +56,11 @@ LAYERS = {
 #: The only imports that run up a level, and why.
 ALLOWED_UPWARD = {
     ("hgin_env", "hgin_env.envs.aec"):
-        "hgin_env.env() and hgin_env.raw_env, the package's PettingZoo face, loaded on "
-        "first use",
+        "hgin_env.env(), hgin_env.raw_env and hgin_env.parallel_env, the package's "
+        "PettingZoo face, loaded on first use",
+    ("hgin_env", "hgin_env.envs.gin_rummy_v4"):
+        "hgin_env.gin_rummy_v4, the drop-in for PettingZoo's removed gin_rummy_v4 "
+        "(`from hgin_env import gin_rummy_v4`), loaded on first use",
     ("hgin_env.envs.opponents", "agents"):
         "an opponent named by a spec string is built by agents.make_agent, found by name "
         "at run time, so the environments never need the agents (or PyTorch) otherwise",
@@ -349,7 +352,25 @@ def test_package_namespace_is_clean() -> None:
     import hgin_env
 
     names = dir(hgin_env)
-    assert {"env", "raw_env", "ENV_ID", "engine", "envs", "records", "ui", "apps"} <= set(names)
+    assert {"env", "raw_env", "parallel_env", "gin_rummy_v4", "ENV_ID", "engine", "envs",
+            "records", "ui", "apps"} <= set(names)
     assert not {"Any", "annotations", "gymnasium"} & set(names)
     assert all(not name.startswith("_") for name in names if name != "__version__")
-    assert sorted(hgin_env.__all__) == ["ENV_ID", "__version__", "env", "raw_env"]
+    assert sorted(hgin_env.__all__) == ["ENV_ID", "__version__", "env", "gin_rummy_v4",
+                                        "parallel_env", "raw_env"]
+
+
+def test_package_faces_load_on_first_use() -> None:
+    # ``from hgin_env import gin_rummy_v4`` (the drop-in for PettingZoo's removed env) and
+    # ``hgin_env.parallel_env`` load their modules, and PettingZoo, only when asked for.
+    _run(
+        "import sys, hgin_env\n"
+        "assert 'pettingzoo' not in sys.modules and 'hgin_env.envs.gin_rummy_v4' not in "
+        "sys.modules\n"
+        "from hgin_env import gin_rummy_v4\n"
+        "assert gin_rummy_v4 is sys.modules['hgin_env.envs.gin_rummy_v4']\n"
+        "assert 'hgin_env.envs.aec' not in sys.modules\n"
+        "env = gin_rummy_v4.env(); env.reset(seed=0)\n"
+        "assert env.agent_selection in ('player_0', 'player_1')\n"
+        "assert hgin_env.parallel_env is sys.modules['hgin_env.envs.aec'].parallel_env\n"
+    )

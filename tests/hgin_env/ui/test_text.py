@@ -149,7 +149,7 @@ def test_refusals_say_why_and_list_the_legal_moves() -> None:
         message = str(err.value)
         assert "knock limit" in message and "Legal moves:" in message
         assert all(move_code(int(a)) in message for a in np.flatnonzero(mask))
-        for bad, why in [("banana", "malformed card"), ("", "empty"), ("3", "not a number"),
+        for bad, why in [("banana", "not a move"), ("", "empty"), ("3", "not a number"),
                          ("draw", "already drawn"), ("discard 7H and then draw", "several"),
                          ("discard 7H 8H", "several cards")]:
             with pytest.raises(ValueError, match=why):
@@ -280,7 +280,7 @@ def test_a_scripted_program_plays_full_matches(bot: Bot, tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize(("mode", "expected"), [
-    ("banana", r"move 1 of .*answer 'banana' refused: .*malformed card.*Legal moves: take"),
+    ("banana", r"move 1 of .*answer 'banana' refused: .*not a move.*Legal moves: take"),
     ("illegal", r"move 1 of .*answer 'knock KS' refused: .*on the first turn you may only "
                 r"take the upcard.*Legal moves: take = take the upcard"),
     ("exit", r"move 1 of .*exited \(code 3\) without answering; legal moves: take"),
