@@ -14,6 +14,9 @@
 * ``pretrained`` — the shipped checkpoint ``agents/pretrained/hgin_default.pt``;
 * ``pretrained-v1`` — the network shipped as ``pretrained`` before it
   (``agents/pretrained/hgin_v1.pt``), kept so that figures measured with it repeat;
+* ``pretrained-eaai`` — ``pretrained`` fine-tuned for the EAAI framework's one game to 100
+  (``agents/pretrained/hgin_eaai.pt``, ``configs/train/eaai.toml``; play it with
+  ``--rules eaai``);
 * ``ckpt:PATH`` — a checkpoint written by ``train.py``;
 * ``search`` — decision-time search around the ``pretrained`` blueprint
   (:mod:`agents.search`); knobs as ``search:samples=32,margin=0.05,...``;
@@ -56,10 +59,12 @@ HGIN_AGENTS = True
 #: The shipped checkpoints, package data beside this module: spec name -> file.
 PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
 PRETRAINED = {"pretrained": PRETRAINED_DIR / "hgin_default.pt",
-              "pretrained-v1": PRETRAINED_DIR / "hgin_v1.pt"}
+              "pretrained-v1": PRETRAINED_DIR / "hgin_v1.pt",
+              "pretrained-eaai": PRETRAINED_DIR / "hgin_eaai.pt"}
 PRETRAINED_PATH = PRETRAINED["pretrained"]
 AGENT_SPECS = ("random", "simple", "simple-det", "strong", "heuristic",
-               "ginhunter[:key=value,...]", "pretrained", "pretrained-v1", "ckpt:PATH",
+               "ginhunter[:key=value,...]", "pretrained", "pretrained-v1", "pretrained-eaai",
+               "ckpt:PATH",
                "search[:key=value,...]",
                "text:[timeout=S:]COMMAND")
 ALIASES = {"heuristic": "strong"}

@@ -41,7 +41,7 @@ the same action.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -60,7 +60,7 @@ from hgin_env.observation import (
 from hgin_env.rules import Rules, load_rules
 from hgin_env.state import STOCK_START, GameState
 
-__all__ = ["SearchAgent", "SearchConfig", "parse_search_spec"]
+__all__ = ["SearchAgent", "SearchConfig", "WorldSampler", "Worlds", "parse_search_spec"]
 
 _SPEC = observation_spec()
 _U64 = np.uint64
@@ -107,6 +107,12 @@ class SearchConfig:
     blueprint: str = "pretrained"
     #: Torch threads while searching (1 is fastest for these small batches on a busy machine).
     threads: int = 1
+    #: Where the opponent hands come from: ``likelihood`` (uniform hands weighted by the
+    #: blueprint's likelihood of the opponent's public choices) or ``net`` (drawn from a
+    #: learned belief network's card marginals, :mod:`agents.belief`; equal weights).
+    belief: str = "likelihood"
+    #: With ``belief=net``: the network's file (empty: the shipped ``belief.pt``).
+    belief_file: str = ""
 
     def __post_init__(self) -> None:
         for name in ("samples", "particles", "top_k", "threads"):
@@ -126,6 +132,8 @@ class SearchConfig:
             raise ValueError(f"search temper must be in 0..1, got {self.temper!r}")
         if not 0.0 < self.epsilon <= 1.0:
             raise ValueError(f"search epsilon must be in (0, 1], got {self.epsilon!r}")
+        if self.belief not in ("likelihood", "net"):
+            raise ValueError(f"search belief must be 'likelihood' or 'net', got {self.belief!r}")
         if not 0.0 <= self.points_coef <= 100.0:
             raise ValueError(f"search points_coef must be in 0..100, got {self.points_coef!r}")
 
@@ -198,6 +206,7 @@ class _View:
     wins: np.ndarray              # (2,)
     decided: np.ndarray           # (C,)
     winner: np.ndarray            # (C,) 0 = seat, 1 = opponent, -1 open
+    belief_x: np.ndarray | None = None  # the belief network's features (belief=net)
 
 
 def _decode_sheet(x: np.ndarray, rules: Rules) -> tuple[np.ndarray, ...]:
@@ -441,6 +450,38 @@ def _deck(st: GameState, pos: _Positions, stock_keys: np.ndarray) -> np.ndarray:
     return deck
 
 
+# --------------------------------------------------------------------------- worlds
+
+
+@dataclass
+class Worlds:
+    """The worlds the searched decisions are rolled out in, one entry per searched view.
+
+    ``hands[j]`` (W,) uint64: the opponent's hand in each world (its hidden cards, or the
+    whole hand: the cards known to be in it are added either way); ``stock_keys[j]``
+    (W, 52): the stock of world ``w`` is every card in no hand and not on the pile, drawn
+    in increasing order of its key; ``independent[j]``: how many of the W worlds count
+    as independent evidence in the confidence test, or ``None`` where the worlds are
+    exact (no sampling error: the margin alone decides).
+    """
+
+    hands: list[np.ndarray]
+    stock_keys: list[np.ndarray]
+    independent: list[int | None]
+
+
+class WorldSampler(Protocol):
+    """Replaces the search's belief (:meth:`SearchAgent.sample_worlds`) where it is set.
+
+    Only for measuring the search (``bench/search_diagnosis.py`` plays it with the true
+    hidden state, a cheating agent); ``rows`` are the indices, in the batch given to
+    :meth:`SearchAgent.act`, of the searched positions ``views``.
+    """
+
+    def sample_worlds(self, agent: SearchAgent, views: list[_View], rows: np.ndarray,
+                      gens: list[np.random.Generator]) -> Worlds: ...
+
+
 # --------------------------------------------------------------------------- the agent
 
 
@@ -451,8 +492,13 @@ class SearchAgent:
     draws_per_row = True
 
     def __init__(self, config: SearchConfig | None = None, rules: Rules | str | None = None,
-                 blueprint: Agent | None = None, seed: int | None = None) -> None:
+                 blueprint: Agent | None = None, seed: int | None = None,
+                 worlds: WorldSampler | None = None) -> None:
         self.config = config or SearchConfig()
+        #: Where the searched decisions' worlds come from: ``None`` (the search's own
+        #: belief, :meth:`sample_worlds`), or a :class:`WorldSampler` (measurements only).
+        self.worlds = worlds
+        self._belief_net: Any = None  # loaded at the first searched decision (belief=net)
         self.rules = load_rules(rules)
         if blueprint is None:
             raise ValueError(f"SearchAgent needs its blueprint agent (config.blueprint is "
@@ -508,23 +554,36 @@ class SearchAgent:
         gens = [np.random.default_rng(int(seeds[i])) for i in rows]
         views = [_replay(x[i], obs["history"][i], int(obs["history_len"][i]),
                          int(obs["upcard"][i]), self.rules) for i in rows]
-        hands = self._beliefs(views, gens)
-        values = self._rollouts(views, hands, candidates, gens)
+        if self.config.belief == "net":
+            from agents.belief import belief_features
+
+            feats = belief_features(x[rows], np.asarray(obs["history"])[rows],
+                                    np.asarray(obs["history_len"])[rows],
+                                    np.asarray(obs["upcard"])[rows])
+            for view, f in zip(views, feats, strict=True):
+                view.belief_x = f
+        if self.worlds is None:
+            worlds = self.sample_worlds(views, gens)
+        else:
+            worlds = self.worlds.sample_worlds(self, views, rows, gens)
+        values = self._rollouts(views, worlds.hands, candidates, worlds.stock_keys)
         for j, i in enumerate(rows):
-            best = self._decide(values[j], candidates[j], hands[j])
+            best = self._decide(values[j], candidates[j], worlds.independent[j])
             if best:
                 choice[i] = candidates[j][best]
                 self.counts["deviations"] += 1
                 self.counts["knock_changes"] += _is_knock(choice[i]) != _is_knock(candidates[j][0])
         return choice
 
-    def _decide(self, q: np.ndarray, candidates: list[int], hands: np.ndarray) -> int:
+    def _decide(self, q: np.ndarray, candidates: list[int], independent: int | None) -> int:
         """Index of the candidate to play: 0 (the blueprint's) unless another wins clearly.
 
-        ``q`` is (samples, candidates) and ``hands`` the sampled opponent hand of
-        each sample.  The samples are shared by the candidates, so the test is on
-        paired differences, and its standard error counts distinct hands only
-        (resampling repeats likely hands; repeats are not independent evidence).
+        ``q`` is (samples, candidates) and ``independent`` the number of independent
+        worlds among the samples (:attr:`Worlds.independent`; ``None``: the worlds are
+        exact, so there is no sampling error to test).  The samples are shared by the
+        candidates, so the test is on paired differences, and its standard error counts
+        the independent worlds only (by default the distinct hands: resampling repeats
+        likely hands; repeats are not independent evidence).
         """
         gain = q - q[:, :1]
         mean = gain.mean(axis=0)
@@ -533,10 +592,11 @@ class SearchAgent:
         best = int(np.argmax(mean - need))
         if best == 0 or mean[best] <= need[best]:
             return 0
-        distinct = len(np.unique(hands))
-        if distinct < 2:
+        if independent is None:
+            return best
+        if independent < 2:
             return 0
-        se = gain[:, best].std(ddof=1) / np.sqrt(distinct)
+        se = gain[:, best].std(ddof=1) / np.sqrt(independent)
         return best if mean[best] > self.config.confidence * se else 0
 
     def _to_search(self, x: np.ndarray, mask: np.ndarray,
@@ -572,12 +632,18 @@ class SearchAgent:
         return np.array(rows, np.int64), candidates
 
     # ------------------------------------------------------------------ belief
-    def _beliefs(self, views: list[_View], gens: list[np.random.Generator]) -> list[np.ndarray]:
-        """``samples`` opponent hands (hidden part) per view, drawn by weight from ``particles``.
+    def particles(self, views: list[_View],
+                  gens: list[np.random.Generator]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The belief of each view: ``particles`` opponent hands (hidden part) and their weights.
 
-        The likelihoods of every view's particles come from one blueprint call.
+        Returns ``(hidden, weights)`` per view: uniform hands of the unseen cards,
+        weighted (normalised) by the prior of their walked-back histories and the
+        tempered likelihood of the opponent's public choices.  The likelihoods of
+        every view's particles come from one blueprint call.
         """
         cfg = self.config
+        if cfg.belief == "net":
+            return self._net_particles(views, gens)
         hidden, befores, priors = [], [], []
         for view, gen in zip(views, gens, strict=True):
             count = 10 - int(popcount64(np.array([view.opp_known], _U64))[0])
@@ -588,16 +654,51 @@ class SearchAgent:
             priors.append(log_prior)
         likelihoods = self._log_likelihoods(views, befores)
         out = []
-        for h, prior, lik, gen in zip(hidden, priors, likelihoods, gens, strict=True):
+        for h, prior, lik in zip(hidden, priors, likelihoods, strict=True):
             log_w = prior + cfg.temper * lik
             if not np.isfinite(log_w).any():  # cannot happen with a legal history; be safe
                 log_w = np.zeros_like(log_w)
             w = np.exp(log_w - log_w.max())
-            w /= w.sum()
-            # Systematic resampling: low variance, one uniform draw.
-            edges = (gen.random() + np.arange(cfg.samples)) / cfg.samples
-            out.append(h[np.minimum(np.searchsorted(np.cumsum(w), edges), w.size - 1)])
+            out.append((h, w / w.sum()))
         return out
+
+    def _net_particles(self, views: list[_View], gens: list[np.random.Generator]
+                       ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """``belief=net``: hands drawn from the belief network's marginals, equal weights."""
+        from agents.belief import BELIEF_PATH, load_belief, sample_hands
+
+        if self._belief_net is None:
+            self._belief_net = load_belief(self.config.belief_file or BELIEF_PATH)
+        feats = np.stack([v.belief_x for v in views])
+        unseen = unpack_masks(np.array([v.unseen for v in views], _U64)).astype(bool)
+        counts = 10 - popcount64(np.array([v.opp_known for v in views], _U64)).astype(np.int64)
+        marginals = self._belief_net.marginals(feats, unseen, counts)
+        n = self.config.particles
+        return [(sample_hands(marginals[j], int(counts[j]), n, gen), np.full(n, 1.0 / n))
+                for j, gen in enumerate(gens)]
+
+    def resample(self, hidden: np.ndarray, weights: np.ndarray,
+                 gen: np.random.Generator) -> np.ndarray:
+        """``samples`` of the weighted particles (systematic resampling: one uniform draw)."""
+        n = self.config.samples
+        edges = (gen.random() + np.arange(n)) / n
+        return hidden[np.minimum(np.searchsorted(np.cumsum(weights), edges), weights.size - 1)]
+
+    def sample_worlds(self, views: list[_View], gens: list[np.random.Generator],
+                      beliefs: list[tuple[np.ndarray, np.ndarray]] | None = None) -> Worlds:
+        """The search's own worlds: belief samples, each with its own stock order.
+
+        ``beliefs`` (optional) are the views' :meth:`particles`, already drawn from
+        ``gens`` (a measurement that reads them gets the same worlds).
+        """
+        if beliefs is None:
+            beliefs = self.particles(views, gens)
+        hands, keys = [], []
+        for (h, w), gen in zip(beliefs, gens, strict=True):
+            hands.append(self.resample(h, w, gen))
+            # One stock order per sample, shared by the candidates (common random numbers).
+            keys.append(gen.random((self.config.samples, NUM_CARDS)))
+        return Worlds(hands, keys, [len(np.unique(h)) for h in hands])
 
     def _log_likelihoods(self, views: list[_View], befores: list[np.ndarray]) -> list[np.ndarray]:
         """log P(the opponent's public choices | each particle) under the blueprint, per view.
@@ -643,13 +744,15 @@ class SearchAgent:
 
     # ------------------------------------------------------------------ rollouts
     def _rollouts(self, views: list[_View], hands: list[np.ndarray],
-                  candidates: list[list[int]], gens: list[np.random.Generator]) -> list[np.ndarray]:
-        """Value of each (belief sample, candidate) of each view: (samples, candidates)."""
+                  candidates: list[list[int]], keys_of: list[np.ndarray]) -> list[np.ndarray]:
+        """Value of each (world, candidate) of each view: (worlds, candidates)."""
         per_view = [h.size * len(c) for h, c in zip(hands, candidates, strict=True)]
         rows_view = np.repeat(np.arange(len(views)), per_view)
         opp_hand, stock_keys, actions = [], [], []
-        for v, h, c, g in zip(views, hands, candidates, gens, strict=True):
-            keys = g.random((h.size, NUM_CARDS))  # one stock order per sample, shared by actions
+        for v, h, c, keys in zip(views, hands, candidates, keys_of, strict=True):
+            if keys.shape != (h.size, NUM_CARDS):
+                raise ValueError(f"search worlds: {h.size} hands need ({h.size}, {NUM_CARDS}) "
+                                 f"stock keys, got {keys.shape}")
             opp_hand.append(np.repeat(h | _U64(v.opp_known), len(c)))
             stock_keys.append(np.repeat(keys, len(c), axis=0))
             actions.append(np.tile(np.array(c, np.int64), h.size))

@@ -205,9 +205,9 @@ def config_changes(saved: dict[str, Any], cfg: dict[str, Any]) -> list[tuple[str
 
 def _shown(value: Any) -> str:
     """A config value as the TOML / ``--set`` text a user would type."""
-    from agents.training.config import _toml_value
+    from agents.training.config import toml_value
 
-    return "(unset)" if value is None else _toml_value(value)
+    return "(unset)" if value is None else toml_value(value)
 
 
 def write_resume_config(logdir: Path, cfg: dict[str, Any], saved: dict[str, Any],

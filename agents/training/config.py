@@ -478,10 +478,10 @@ def single_opponent(spec: str) -> list[str]:
             + [f"opponents.agents={{{quoted} = 1}}", f"run.eval_opponents=[{quoted}]"])
 
 
-def _toml_value(value: Any) -> str:
+def toml_value(value: Any) -> str:
     """A value as TOML (JSON's strings, numbers and arrays are TOML; tables are not)."""
     if isinstance(value, dict):
-        items = ", ".join(f"{json.dumps(str(k))} = {_toml_value(v)}" for k, v in value.items())
+        items = ", ".join(f"{json.dumps(str(k))} = {toml_value(v)}" for k, v in value.items())
         return "{" + items + "}"
     return json.dumps(value)
 
@@ -493,6 +493,6 @@ def to_toml(cfg: dict[str, dict[str, Any]]) -> str:
     for section, keys in cfg.items():
         lines.append(f"[{section}]")
         for key, value in keys.items():
-            lines.append(f"{key} = {_toml_value(value)}")
+            lines.append(f"{key} = {toml_value(value)}")
         lines.append("")
     return "\n".join(lines)

@@ -297,7 +297,7 @@ def test_make_agent_specs() -> None:
     with pytest.raises(ValueError, match="valid specs") as err:
         make_agent("nonsense")
     for spec in ("random", "simple", "simple-det", "strong", "pretrained", "pretrained-v1",
-                 "ckpt:PATH"):
+                 "pretrained-eaai", "ckpt:PATH"):
         assert spec in str(err.value)
     with pytest.raises(ValueError, match="needs a path"):
         make_agent("ckpt:")

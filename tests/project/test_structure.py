@@ -374,3 +374,18 @@ def test_package_faces_load_on_first_use() -> None:
         "assert env.agent_selection in ('player_0', 'player_1')\n"
         "assert hgin_env.parallel_env is sys.modules['hgin_env.envs.aec'].parallel_env\n"
     )
+
+
+def test_no_product_module_imports_a_private_name_of_another() -> None:
+    """A leading underscore means "this module's own": ``from x import _name`` in product
+    code crosses that line (make the name public, or move it)."""
+    offenders = []
+    for name, path in sorted(MODULES.items()):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(
+                    ".")[0] in ("hgin_env", "agents")):
+                offenders += [f"{name}:{node.lineno} imports {alias.name} from "
+                              f"{'.' * node.level}{node.module or ''}" for alias in node.names
+                              if alias.name.startswith("_") and not alias.name.startswith("__")]
+    assert offenders == []

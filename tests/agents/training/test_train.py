@@ -534,7 +534,7 @@ def test_model_only_checkpoint_cannot_resume(tmp_path: Path) -> None:
         trainer.load_trainer_state(load_checkpoint(path))
 
 
-@pytest.mark.parametrize("spec", ["pretrained", "pretrained-v1"])
+@pytest.mark.parametrize("spec", ["pretrained", "pretrained-v1", "pretrained-eaai"])
 def test_shipped_agents_load_and_beat_random(spec: str) -> None:
     from agents import PRETRAINED, make_agent
 

@@ -1,0 +1,180 @@
+"""A learned belief over the opponent's hidden cards, for ``search`` (``belief=net``).
+
+Weighting uniform opponent hands by how likely the blueprint would have played the
+opponent's public choices (the search's default belief) needs many particles: a few
+hundred uniform hands of the ~30 unseen cards rarely hold the opponent's melds, so the
+weights collapse onto a few of them (``bench/search_diagnosis.py`` measures it).  A
+network that reads the hand's public course (what the opponent discarded, which cards
+it declined, what it took) and predicts, for every unseen card, the chance that the
+opponent holds it, proposes hands near the truth directly; hands are then drawn from
+those marginals.
+
+The network is trained by ``bench/train_belief.py`` on positions of seeded matches
+between the shipped agents, and shipped beside the policy as its own file
+(``agents/pretrained/belief.pt``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hgin_env import actions as A
+from hgin_env.cards import NUM_CARDS, unpack_masks
+from hgin_env.observation import STOCK_SCALE, observation_spec
+
+__all__ = ["BELIEF_PATH", "FEATURES", "BeliefNet", "belief_features", "load_belief",
+           "sample_hands"]
+
+BELIEF_PATH = Path(__file__).resolve().parent / "pretrained" / "belief.pt"
+_SPEC = observation_spec()
+_PLANES = ("own", "opp_known", "unseen", "pile", "opp_discarded", "opp_discard_recent",
+           "opp_declined", "opp_declined_recent", "my_discarded")
+#: Width of one position's features: a 52-card plane per name above, and 3 numbers.
+FEATURES = len(_PLANES) * NUM_CARDS + 3
+_ME, _OPP = 0, 1
+_RECENT = 0.7  # weight kept per later opponent decision (recency of a discard or a pass)
+
+
+def _plane(x: np.ndarray, name: str) -> np.ndarray:
+    return (np.asarray(x)[..., _SPEC[name]] > 0.5).astype(np.float32)
+
+
+def belief_features(x: np.ndarray, history: np.ndarray, length: np.ndarray,
+                    upcard: np.ndarray) -> np.ndarray:
+    """(B, FEATURES) float32: what each seat knows of its opponent's hand, as planes.
+
+    ``x`` (B, OBS_DIM) are the seats' observations and ``history``/``length``/``upcard``
+    the public history keys the arena adds (:data:`hgin_env.history.HISTORY_KEYS`); the
+    history's codes are ``seat * NUM_ACTIONS + action`` with the seat relative to the
+    observer (0 = itself).  The opponent's discards and declined cards carry a recency
+    weight: a card dropped or passed over just now says more than one from long ago.
+    """
+    x = np.asarray(x, np.float32)
+    b = x.shape[0]
+    out = np.zeros((b, len(_PLANES), NUM_CARDS), np.float32)
+    out[:, 0] = _plane(x, "hand")
+    out[:, 1] = _plane(x, "opponent_known")
+    out[:, 2] = _plane(x, "unseen")
+    out[:, 3] = np.maximum(_plane(x, "top_discard"), _plane(x, "pile_below_top"))
+    extra = np.zeros((b, 3), np.float32)
+    extra[:, 0] = x[:, _SPEC["stock_size"]][:, 0]
+    lengths = np.asarray(length).astype(np.int64)
+    hist = np.asarray(history)
+    for i in range(b):
+        pile = [int(upcard[i])]
+        opp_moves = 0
+        stock_draws = 0
+        for code in hist[i, : lengths[i]].tolist():
+            seat, action = divmod(int(code), A.NUM_ACTIONS)
+            if seat == _OPP:
+                opp_moves += 1
+                out[i, 5] *= _RECENT
+                out[i, 7] *= _RECENT
+            if action == A.TAKE_DISCARD:
+                pile.pop()
+            elif action in (A.PASS, A.DRAW_STOCK):
+                if seat == _OPP and pile:
+                    out[i, 6, pile[-1]] = 1.0
+                    out[i, 7, pile[-1]] = 1.0
+                stock_draws += (action == A.DRAW_STOCK) and seat == _OPP
+            elif action < A.DRAW_STOCK:
+                card = action % A.KNOCK
+                pile.append(card)
+                if seat == _OPP:
+                    out[i, 4, card] = 1.0
+                    out[i, 5, card] = 1.0
+                else:
+                    out[i, 8, card] = 1.0
+        extra[i, 1] = opp_moves / 40.0
+        extra[i, 2] = stock_draws / 20.0
+    extra[:, 0] *= STOCK_SCALE / 31.0
+    return np.concatenate([out.reshape(b, -1), extra], axis=1)
+
+
+class BeliefNet:
+    """The network: features -> one logit per card (the opponent holds it)."""
+
+    def __init__(self, hidden: int = 256, state: dict[str, Any] | None = None) -> None:
+        import torch
+        from torch import nn
+
+        self.hidden = hidden
+        self.module = nn.Sequential(nn.Linear(FEATURES, hidden), nn.ReLU(),
+                                    nn.Linear(hidden, hidden), nn.ReLU(),
+                                    nn.Linear(hidden, NUM_CARDS))
+        if state is not None:
+            self.module.load_state_dict(state)
+        self.module.eval()
+        self._torch = torch
+
+    def marginals(self, features: np.ndarray, unseen: np.ndarray, hidden_count: np.ndarray
+                  ) -> np.ndarray:
+        """(B, 52) probabilities that the opponent holds each card, summing to the count.
+
+        Cards outside ``unseen`` (B, 52) get 0; the rest are rescaled in log-odds so
+        that each row sums to its ``hidden_count`` (the opponent's hidden cards).
+        """
+        torch = self._torch
+        with torch.no_grad():
+            logits = self.module(torch.as_tensor(features, dtype=torch.float32)).numpy()
+        return _calibrate(logits.astype(np.float64), unseen.astype(bool),
+                          np.asarray(hidden_count, np.float64))
+
+    def save(self, path: Path | str) -> None:
+        self._torch.save({"kind": "hgin-belief", "features": FEATURES, "hidden": self.hidden,
+                          "state": self.module.state_dict()}, str(path))
+
+
+def _calibrate(logits: np.ndarray, unseen: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """Shift each row's logits so the unseen cards' probabilities sum to ``count``."""
+    shift = np.zeros(logits.shape[0])
+    lo, hi = np.full_like(shift, -30.0), np.full_like(shift, 30.0)
+    for _ in range(40):  # bisection on the shift: the sum is monotone in it
+        shift = (lo + hi) / 2
+        p = np.where(unseen, 1.0 / (1.0 + np.exp(-(logits + shift[:, None]))), 0.0)
+        high = p.sum(axis=1) > count
+        hi = np.where(high, shift, hi)
+        lo = np.where(high, lo, shift)
+    return p
+
+
+def load_belief(path: Path | str = BELIEF_PATH) -> BeliefNet:
+    """The shipped (or a given) belief network; a clear error if the file is not one."""
+    import torch
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"belief network {path} not found (train one with "
+                                "python bench/train_belief.py)")
+    data = torch.load(str(path), map_location="cpu", weights_only=True)
+    if not isinstance(data, dict) or data.get("kind") != "hgin-belief" \
+            or data.get("features") != FEATURES:
+        raise ValueError(f"{path} is not a belief network for these features")
+    return BeliefNet(int(data["hidden"]), data["state"])
+
+
+def sample_hands(marginals: np.ndarray, count: int, n: int,
+                 gen: np.random.Generator) -> np.ndarray:
+    """``n`` hands of ``count`` cards drawn from one row of marginals, as uint64 masks.
+
+    Gumbel top-``count`` on the log-odds: cards are drawn without replacement, each
+    next card with a chance proportional to its odds, so likely cards appear in most
+    hands and the hands still differ.
+    """
+    p = np.clip(np.asarray(marginals, np.float64), 0.0, 1.0)
+    cards = np.flatnonzero(p > 0)
+    if count == 0 or cards.size == 0:
+        return np.zeros(n, np.uint64)
+    q = np.clip(p[cards], 1e-6, 1 - 1e-6)
+    keys = np.log(q / (1 - q)) - np.log(-np.log(gen.random((n, cards.size))))
+    pick = np.argsort(-keys, axis=1)[:, :count]
+    bits = np.uint64(1) << cards[pick].astype(np.uint64)
+    return np.bitwise_or.reduce(bits, axis=1)
+
+
+def hidden_flags(masks: np.ndarray) -> np.ndarray:
+    """(B, 52) float32 card flags of uint64 masks (training targets)."""
+    return unpack_masks(np.asarray(masks, np.uint64)).astype(np.float32)
