@@ -25,7 +25,7 @@ from hgin_env import actions as A
 from hgin_env.cards import NUM_CARDS, unpack_masks
 from hgin_env.observation import STOCK_SCALE, observation_spec
 
-__all__ = ["BELIEF_PATH", "FEATURES", "BeliefNet", "belief_features", "load_belief",
+__all__ = ["BELIEF_PATH", "FEATURES", "MAX_HIDDEN", "BeliefNet", "belief_features", "load_belief",
            "sample_hands"]
 
 BELIEF_PATH = Path(__file__).resolve().parent / "pretrained" / "belief.pt"
@@ -141,19 +141,43 @@ def _calibrate(logits: np.ndarray, unseen: np.ndarray, count: np.ndarray) -> np.
     return p
 
 
+#: The widest hidden layer a belief file may declare (the shipped one has 256).
+MAX_HIDDEN = 4096
+
+
 def load_belief(path: Path | str = BELIEF_PATH) -> BeliefNet:
-    """The shipped (or a given) belief network; a clear error if the file is not one."""
+    """The shipped (or a given) belief network; a one-line ``ValueError`` if the file is not
+    one.  The file is a user's input (``belief_file=PATH``): its archive is checked before
+    unpacking (:func:`agents.torch_agent.check_archive`), it is read with
+    ``weights_only=True`` (never unpickled), and its width is bounded."""
     import torch
+
+    from agents.torch_agent import CheckpointError, check_archive
 
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"belief network {path} not found (train one with "
                                 "python bench/train_belief.py)")
-    data = torch.load(str(path), map_location="cpu", weights_only=True)
+    try:
+        check_archive(path)
+        data = torch.load(str(path), map_location="cpu", weights_only=True)
+    except CheckpointError as exc:
+        raise ValueError(f"{path} is not a belief network: {exc}") from None
+    except Exception as exc:  # any failure to read it means "not ours"
+        raise ValueError(f"{path} is not a belief network (torch.load failed: "
+                         f"{type(exc).__name__}: {str(exc)[:200]})") from None
     if not isinstance(data, dict) or data.get("kind") != "hgin-belief" \
             or data.get("features") != FEATURES:
         raise ValueError(f"{path} is not a belief network for these features")
-    return BeliefNet(int(data["hidden"]), data["state"])
+    hidden = data.get("hidden")
+    if isinstance(hidden, bool) or not isinstance(hidden, int) or not 1 <= hidden <= MAX_HIDDEN:
+        raise ValueError(f"{path}: a belief network's width must be an integer in "
+                         f"1..{MAX_HIDDEN}, got {hidden!r}")
+    try:
+        return BeliefNet(hidden, data.get("state"))
+    except (RuntimeError, TypeError, AttributeError) as exc:
+        raise ValueError(f"{path}: its weights do not fit a belief network of width "
+                         f"{hidden}: {str(exc).splitlines()[0][:200]}") from None
 
 
 def sample_hands(marginals: np.ndarray, count: int, n: int,

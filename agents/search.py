@@ -498,7 +498,11 @@ class SearchAgent:
         #: Where the searched decisions' worlds come from: ``None`` (the search's own
         #: belief, :meth:`sample_worlds`), or a :class:`WorldSampler` (measurements only).
         self.worlds = worlds
-        self._belief_net: Any = None  # loaded at the first searched decision (belief=net)
+        self._belief_net: Any = None  # belief=net: the network, loaded here (a bad file
+        if self.config.belief == "net":  # is a one-line error now, not mid-match)
+            from agents.belief import BELIEF_PATH, load_belief
+
+            self._belief_net = load_belief(self.config.belief_file or BELIEF_PATH)
         self.rules = load_rules(rules)
         if blueprint is None:
             raise ValueError(f"SearchAgent needs its blueprint agent (config.blueprint is "
@@ -665,10 +669,8 @@ class SearchAgent:
     def _net_particles(self, views: list[_View], gens: list[np.random.Generator]
                        ) -> list[tuple[np.ndarray, np.ndarray]]:
         """``belief=net``: hands drawn from the belief network's marginals, equal weights."""
-        from agents.belief import BELIEF_PATH, load_belief, sample_hands
+        from agents.belief import sample_hands
 
-        if self._belief_net is None:
-            self._belief_net = load_belief(self.config.belief_file or BELIEF_PATH)
         feats = np.stack([v.belief_x for v in views])
         unseen = unpack_masks(np.array([v.unseen for v in views], _U64)).astype(bool)
         counts = 10 - popcount64(np.array([v.opp_known for v in views], _U64)).astype(np.int64)

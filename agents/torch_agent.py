@@ -281,7 +281,7 @@ def save_agent(path: str | Path, model: PolicyValueNet, config: dict | None = No
     return atomic_save(make_checkpoint(model, config, meta), path)
 
 
-def _check_archive(path: Path) -> None:
+def check_archive(path: Path) -> None:
     """Refuse, from the zip directory alone, an archive that would unpack to more than the
     file holds (``torch.save`` stores its entries uncompressed) or whose ``data.pkl`` is
     beyond :data:`MAX_PICKLE_BYTES`."""
@@ -394,7 +394,7 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"checkpoint not found: {path}")
-    _check_archive(path)
+    check_archive(path)
     ckpt = _torch_load(path, "meta")
     _check_header(ckpt, path)
     _check_values(ckpt, path)

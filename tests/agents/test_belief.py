@@ -125,3 +125,28 @@ def test_the_shipped_network_plays_in_search_legally_and_the_same_by_seed() -> N
         results.append((stats.a_won.tolist(), stats.b_won.tolist(), stats.a_columns.tolist()))
         assert agent._belief_net is not None  # it searched, with the network
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("kind", ["not a zip", "too wide", "wrong weights", "a list"])
+def test_a_bad_belief_file_is_a_one_line_error_when_search_is_built(tmp_path: Path,
+                                                                    kind: str) -> None:
+    """``belief_file=PATH`` is a user's input: bounded, never unpickled, refused in one line
+    when the agent is made (not in the middle of a match)."""
+    import torch
+
+    from agents import make_agent
+
+    path = tmp_path / "belief.pt"
+    if kind == "not a zip":
+        path.write_bytes(b"x" * 100)
+    elif kind == "too wide":
+        torch.save({"kind": "hgin-belief", "features": FEATURES, "hidden": 10**9,
+                    "state": {}}, str(path))
+    elif kind == "wrong weights":
+        torch.save({"kind": "hgin-belief", "features": FEATURES, "hidden": 8,
+                    "state": {"a": torch.zeros(2)}}, str(path))
+    else:
+        torch.save([1, 2, 3], str(path))
+    with pytest.raises(ValueError, match=r"belief\.pt") as err:
+        make_agent(f"search:belief=net,belief_file={path}", seed=0)
+    assert "\n" not in str(err.value)
