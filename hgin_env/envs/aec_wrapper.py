@@ -16,17 +16,70 @@ from hgin_env.envs.spaces import warn_illegal_move
 if TYPE_CHECKING:
     from pettingzoo import AECEnv
 
-__all__ = ["HollywoodWrapper"]
+__all__ = ["DirectOrderEnforcingWrapper", "HollywoodWrapper", "not_before_reset"]
 
 
 # ----------------------------------------------------------------------------- AEC
 
 
-def _not_before_reset(name: str) -> AttributeError:
+def not_before_reset(name: str) -> AttributeError:
+    """The error PettingZoo's order enforcement raises for ``name`` read before reset()."""
     return AttributeError(f"{name} cannot be accessed before reset")
 
 
-class HollywoodWrapper(OrderEnforcingWrapper):
+class DirectOrderEnforcingWrapper(OrderEnforcingWrapper):
+    """PettingZoo's ``OrderEnforcingWrapper`` that reads the attributes it guards until
+    ``reset()`` (``agent_selection``, ``agents``, ``rewards``, ...) straight from the raw
+    env ``_raw``, instead of through a chain of ``__getattr__`` fallbacks, which cost more
+    than a game step.  The base of hgin's one-layer wrappers (this module's and
+    ``gin_rummy_v4``'s)."""
+
+    def __init__(self, env: AECEnv) -> None:
+        super().__init__(env)
+        self._raw = env
+
+    @property
+    def agent_selection(self) -> str:
+        if self._has_reset:
+            return self._raw.agent_selection
+        raise not_before_reset("agent_selection")
+
+    @property
+    def agents(self) -> list[str]:
+        if self._has_reset:
+            return self._raw.agents
+        raise not_before_reset("agents")
+
+    @property
+    def rewards(self) -> dict[str, float]:
+        if self._has_reset:
+            return self._raw.rewards
+        raise not_before_reset("rewards")
+
+    @property
+    def terminations(self) -> dict[str, bool]:
+        if self._has_reset:
+            return self._raw.terminations
+        raise not_before_reset("terminations")
+
+    @property
+    def truncations(self) -> dict[str, bool]:
+        if self._has_reset:
+            return self._raw.truncations
+        raise not_before_reset("truncations")
+
+    @property
+    def infos(self) -> dict[str, dict[str, Any]]:
+        if self._has_reset:
+            return self._raw.infos
+        raise not_before_reset("infos")
+
+    @property
+    def num_agents(self) -> int:
+        return len(self.agents)
+
+
+class HollywoodWrapper(DirectOrderEnforcingWrapper):
     """What :func:`hgin_env.env <hgin_env.envs.aec.env>` wraps ``raw_env`` in: PettingZoo's order
     enforcement, the out-of-space check and the illegal-move handling in one layer.
 
@@ -44,55 +97,14 @@ class HollywoodWrapper(OrderEnforcingWrapper):
 
     def __init__(self, env: AECEnv, strict: bool = False, illegal_reward: float = -1.0) -> None:
         super().__init__(env)
-        self._raw = env
         self.strict = bool(strict)
         self.illegal_reward = float(illegal_reward)
 
-    # Attributes OrderEnforcingWrapper guards until reset(), read directly.
-    @property
-    def agent_selection(self) -> str:
-        if self._has_reset:
-            return self._raw.agent_selection
-        raise _not_before_reset("agent_selection")
-
-    @property
-    def agents(self) -> list[str]:
-        if self._has_reset:
-            return self._raw.agents
-        raise _not_before_reset("agents")
-
-    @property
-    def rewards(self) -> dict[str, float]:
-        if self._has_reset:
-            return self._raw.rewards
-        raise _not_before_reset("rewards")
-
-    @property
-    def terminations(self) -> dict[str, bool]:
-        if self._has_reset:
-            return self._raw.terminations
-        raise _not_before_reset("terminations")
-
-    @property
-    def truncations(self) -> dict[str, bool]:
-        if self._has_reset:
-            return self._raw.truncations
-        raise _not_before_reset("truncations")
-
-    @property
-    def infos(self) -> dict[str, dict[str, Any]]:
-        if self._has_reset:
-            return self._raw.infos
-        raise _not_before_reset("infos")
 
     @property
     def _cumulative_rewards(self) -> dict[str, float]:
         # PettingZoo's protocol name (its wrappers and tests read it).
         return dict(self._raw.cumulative_rewards)
-
-    @property
-    def num_agents(self) -> int:
-        return len(self.agents)
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self._raw.observation_spaces[agent]

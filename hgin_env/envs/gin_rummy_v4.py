@@ -67,11 +67,11 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv, ParallelEnv
-from pettingzoo.utils import wrappers
 from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 from pettingzoo.utils.env_logger import EnvLogger
 
 from hgin_env.envs import rlcard_game as G
+from hgin_env.envs.aec_wrapper import DirectOrderEnforcingWrapper, not_before_reset
 
 __all__ = ["env", "parallel_env", "raw_env"]
 
@@ -87,11 +87,7 @@ def env(**kwargs: Any) -> AECEnv:
     return GinRummyWrapper(raw_env(**kwargs), illegal_reward=-1)
 
 
-def _not_before_reset(name: str) -> AttributeError:
-    return AttributeError(f"{name} cannot be accessed before reset")
-
-
-class GinRummyWrapper(wrappers.OrderEnforcingWrapper):
+class GinRummyWrapper(DirectOrderEnforcingWrapper):
     """``OrderEnforcingWrapper(AssertOutOfBoundsWrapper(TerminateIllegalWrapper(raw,
     illegal_reward)))`` in one layer, step for step (the lockstep test compares it with
     that stack around the original), reading the hot attributes straight from the raw
@@ -100,52 +96,12 @@ class GinRummyWrapper(wrappers.OrderEnforcingWrapper):
 
     def __init__(self, env: raw_env, illegal_reward: float = -1) -> None:
         super().__init__(env)
-        self._raw = env
         self._illegal_reward = illegal_reward
 
-    @property
-    def agent_selection(self) -> str:
-        if self._has_reset:
-            return self._raw.agent_selection
-        raise _not_before_reset("agent_selection")
-
-    @property
-    def agents(self) -> list[str]:
-        if self._has_reset:
-            return self._raw.agents
-        raise _not_before_reset("agents")
-
-    @property
-    def rewards(self) -> dict[str, float]:
-        if self._has_reset:
-            return self._raw.rewards
-        raise _not_before_reset("rewards")
-
-    @property
-    def terminations(self) -> dict[str, bool]:
-        if self._has_reset:
-            return self._raw.terminations
-        raise _not_before_reset("terminations")
-
-    @property
-    def truncations(self) -> dict[str, bool]:
-        if self._has_reset:
-            return self._raw.truncations
-        raise _not_before_reset("truncations")
-
-    @property
-    def infos(self) -> dict[str, dict[str, Any]]:
-        if self._has_reset:
-            return self._raw.infos
-        raise _not_before_reset("infos")
 
     @property
     def _cumulative_rewards(self) -> dict[str, float]:
         return self._raw.cumulative_rewards
-
-    @property
-    def num_agents(self) -> int:
-        return len(self.agents)
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self._raw.observation_spaces[agent]
@@ -160,7 +116,7 @@ class GinRummyWrapper(wrappers.OrderEnforcingWrapper):
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if not self._has_reset:
-            raise _not_before_reset("agent_selection")
+            raise not_before_reset("agent_selection")
         raw = self._raw
         agent = raw.agent_selection
         return (raw.observe(agent) if observe else None, raw.cumulative_rewards[agent],
