@@ -32,6 +32,7 @@ int64 (B,)`` where ``obs`` is what ``VectorGame.observe()`` returns.
 from __future__ import annotations
 
 import importlib
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +47,24 @@ if TYPE_CHECKING:
 #: ``hgin --help`` answers at once and a Ctrl-C during start-up is caught by the command.
 _LAZY = {"Agent": "base", "sample_uniform_legal": "base", "RandomAgent": "random_agent",
          "SimpleAgent": "simple", "DeterministicSimpleAgent": "simple", "StrongAgent": "strong"}
+
+
+class _OldPaths:
+    """The flat paths from before the layers (``agents.arena``, ...): asked only for an
+    ``agents.*`` module no file provides, it hands the name to :mod:`hgin_env.compat`'s
+    table, so ``import agents`` itself imports nothing more."""
+
+    @staticmethod
+    def find_spec(fullname: str, path: Any = None, target: Any = None) -> Any:
+        if not fullname.startswith("agents."):
+            return None
+        from hgin_env.compat import OldPaths
+
+        return OldPaths.find_spec(fullname, path, target)
+
+
+if not any(getattr(f, "__qualname__", "") == "_OldPaths" for f in sys.meta_path):
+    sys.meta_path.append(_OldPaths)
 
 
 def __getattr__(name: str) -> Any:

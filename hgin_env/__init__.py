@@ -18,6 +18,8 @@ from importlib import metadata as _metadata
 
 import gymnasium as _gym
 
+from hgin_env import compat as _compat
+
 __all__ = ["ENV_ID", "__version__", "env", "gin_rummy_v4", "parallel_env", "raw_env"]
 
 try:
@@ -25,6 +27,10 @@ try:
     __version__: str = _metadata.version("hgin")
 except _metadata.PackageNotFoundError:  # a bare checkout on sys.path, never installed
     __version__ = "0+unknown"
+
+# The flat import paths from before the layers (hgin_env.gym_env, ...) are built on
+# import by one finder, hgin_env.compat.OldPaths, not by a file each.
+_compat.install()
 
 #: The Gymnasium id of :class:`hgin_env.envs.gym_env.HollywoodGinEnv`.
 ENV_ID = "hgin/HollywoodGin-v0"

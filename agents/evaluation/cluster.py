@@ -5,13 +5,16 @@ caller asks for workers, and asking without it is one ``ValueError`` that names 
 extra.  :func:`connect` joins a running cluster (``address="auto"`` or
 ``"HOST:PORT"``) or starts a local one with this machine's cores;
 :func:`check_workers` is the one check of a ``--workers`` value.  Ray's servers listen
-on every network interface (Ray 2.60 has no setting that keeps them to 127.0.0.1); the
-local Ray it starts turns on Ray's token authentication by itself (the one line Ray
-prints), and a cluster of your own should too (``RAY_AUTH_MODE=token``).
+on every network interface (Ray 2.60 has no setting that keeps them to 127.0.0.1), so
+the local Ray it starts uses Ray's token authentication (Ray's own default for a new
+local cluster; hgin says in one line what Ray's banner leaves out); a cluster of your own
+should use it too (``RAY_AUTH_MODE=token``).
 """
 
 from __future__ import annotations
 
+import logging
+import sys
 from typing import Any
 
 __all__ = ["RAY_EXTRA", "check_capacity", "check_workers", "connect", "require_ray"]
@@ -66,12 +69,49 @@ def connect(address: str | None, what: str) -> Any:
                                "log_to_driver": False}
     try:
         if address is None:
-            ray.init(**options)
+            _init_local(ray, options)
         else:
             ray.init(address=address.strip(), **options)
     except ConnectionError as exc:
         raise ValueError(f"cannot join the Ray cluster at {address!r}: {exc}") from None
     return ray
+
+
+#: What hgin says when the local Ray it starts turns on token authentication.
+TOKEN_NOTE = ("hgin: the local Ray cluster uses Ray's token authentication (Ray's default: "
+              "its servers listen on every interface, and only holders of the token in "
+              "~/.ray/auth_token may use them); set RAY_AUTH_MODE=disabled to opt out")
+#: The logger and the start of the warning Ray 2.5x prints in its place.
+_RAY_AUTH_LOGGER = "ray._private.authentication.authentication_token_setup"
+_RAY_BANNER = "Token authentication is enabled for this Ray cluster"
+
+
+class _TokenBanner(logging.Filter):
+    """Holds back Ray's banner (it names neither why nor where the token is) and notes
+    that Ray gave it, so hgin says it in its own words instead."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.getMessage().startswith(_RAY_BANNER):
+            self.seen = True
+            return False
+        return True
+
+
+def _init_local(ray: Any, options: dict[str, Any]) -> None:
+    """``ray.init`` of a local cluster, with Ray's token banner said as :data:`TOKEN_NOTE`."""
+    banner = _TokenBanner()
+    logger = logging.getLogger(_RAY_AUTH_LOGGER)
+    logger.addFilter(banner)
+    try:
+        ray.init(**options)
+    finally:
+        logger.removeFilter(banner)
+    if banner.seen:
+        print(TOKEN_NOTE, file=sys.stderr)
 
 
 def check_capacity(ray: Any, workers: int, cpus_per_worker: int = 1) -> None:

@@ -475,6 +475,25 @@ def record_keeper(
     return keep
 
 
+def _spec_key(spec: str | Agent) -> str:
+    return spec.strip().lower() if isinstance(spec, str) else str(getattr(spec, "name", ""))
+
+
+def canonical_pair(agent_specs: Sequence[str | Agent], i: int, j: int) -> tuple[int, int]:
+    """``(i, j)`` in the order a tournament plays them: by spec (an agent object by its
+    ``name``), then by place in the list.  An agent that draws at random takes its
+    numbers from its seat's per-match generator, so the order a pair is played in
+    matters; fixing it by the pair alone makes ``--agents a b`` and ``--agents b a``
+    the same games."""
+    first, second = sorted((i, j), key=lambda k: (_spec_key(agent_specs[k]), k))
+    return first, second
+
+
+def _as_listed(pair: PairResult, i: int, j: int) -> PairResult:
+    """A pair played as ``(i, j)``, seen from the side of the one listed first."""
+    return pair if i < j else pair.swapped()
+
+
 def run_tournament(
     agent_specs: Sequence[str | Agent],
     matches: int = DEFAULT_MATCHES,
@@ -521,7 +540,10 @@ def run_tournament(
     # one line, before any worker starts.
     agents = [make_agent(spec, seed=seed, rules=rules_obj) for spec in agent_specs]
     per_pair = matches + (matches % 2 if duplicate else 0)
-    pairings = list(combinations(range(len(agents)), 2))
+    # Listed order (i < j) names the pairs; each is played in its canonical order, so
+    # its games depend on the pair, not on where the two stand in the list.
+    listed = list(combinations(range(len(agents)), 2))
+    pairings = [canonical_pair(agent_specs, i, j) for i, j in listed]
     total = per_pair * len(pairings)
     result = TournamentResult(names, rules_obj, str(rules_name), per_pair, seed, duplicate)
     start = time.perf_counter()
@@ -529,7 +551,7 @@ def run_tournament(
     if bar is not None:
         bar.start()
     keepers = []
-    for k, (i, j) in enumerate(pairings):
+    for k, (i, j) in enumerate(pairings):  # played order: records name the seats
         keepers.append(None if record is None else record_keeper(
             record, (names[i], names[j]), rules_obj, str(rules_name),
             {"tournament_seed": seed, "duplicate": duplicate}, first=k * per_pair,
@@ -554,7 +576,8 @@ def run_tournament(
                 report=result.cluster)
             share = (time.perf_counter() - t0) / len(pairings)
             for (i, j), stats in zip(pairings, all_stats, strict=True):
-                result.pairs.append(PairResult(names[i], names[j], stats, share))
+                result.pairs.append(_as_listed(PairResult(names[i], names[j], stats, share),
+                                               i, j))
         else:
             recorded = 0
             for k, (i, j) in enumerate(pairings):
@@ -572,8 +595,8 @@ def run_tournament(
                     err.recorded += recorded
                     raise
                 recorded += stats.num_matches if record is not None else 0
-                result.pairs.append(PairResult(names[i], names[j], stats,
-                                               time.perf_counter() - t0))
+                result.pairs.append(_as_listed(PairResult(names[i], names[j], stats,
+                                                          time.perf_counter() - t0), i, j))
     finally:
         if bar is not None:
             bar.stop()
@@ -594,6 +617,7 @@ __all__ = [
     "PLOT_FORMATS",
     "PairResult",
     "TournamentResult",
+    "canonical_pair",
     "heatmap_figure",
     "plot_format",
     "plot_heatmap",

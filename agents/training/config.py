@@ -225,7 +225,13 @@ def check_agent_spec(key: str, spec: Any) -> None:
                          f"(accepted: {accepted})")
     text = spec.strip()
     names = {s for s in AGENT_SPECS if ":" not in s}
-    prefixes = tuple(s.split(":", 1)[0] + ":" for s in AGENT_SPECS if ":" in s)
+    optioned = {s.split("[", 1)[0] for s in AGENT_SPECS if "[:" in s}  # ginhunter, search
+    prefixes = tuple(s.split(":", 1)[0] + ":" for s in AGENT_SPECS
+                     if ":" in s and "[:" not in s)
+    head = text.lower().split(":", 1)[0]
+    if head in optioned:  # a name with options: its own parser says what is wrong
+        _check_optioned_spec(key, head, text)
+        return
     if text.lower() in names:
         shipped = PRETRAINED.get(text.lower())
         if shipped is not None and not shipped.is_file():
@@ -251,6 +257,22 @@ def check_agent_spec(key: str, spec: Any) -> None:
     if not Path(path).is_file():
         raise ValueError(f"bad value for config key {key}: agent spec {spec!r}: "
                          f"checkpoint file {path!r} not found")
+
+
+def _check_optioned_spec(key: str, head: str, text: str) -> None:
+    """``ginhunter[:k=v,...]`` or ``search[:k=v,...]``: parsed as ``make_agent`` would,
+    so a bad option fails when the config loads."""
+    if head == "ginhunter":
+        from agents.ginhunter import parse_ginhunter_spec as parse
+    else:
+        from agents.search import parse_search_spec as parse
+    try:
+        config = parse(text)
+    except ValueError as err:
+        raise ValueError(f"bad value for config key {key}: {err}") from None
+    blueprint = getattr(config, "blueprint", None)
+    if isinstance(blueprint, str):  # search plays from a blueprint: an agent spec too
+        check_agent_spec(key, blueprint)
 
 
 #: Longest value text an error message quotes: a 2-million-element list named by mistake

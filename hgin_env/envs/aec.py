@@ -203,7 +203,9 @@ reject): `hand_winner`, `knocker` and `match_winner` are seats (0 for
 * `mask_in_infos=True`: the observation is the flat 398-float vector alone (a
   `Box`) and each agent's action mask is `infos[agent]["action_mask"]`
   (AgileRL's and Shimmy's convention; SuperSuit's observation wrappers need a
-  `Box`).  Not with `history=True`.
+  `Box`).  Not with `history=True`.  `mask_in_infos="list"` puts the mask there
+  as a plain list of 0/1 ints, the one form AgileRL 2.58's IPPO reads (it asks
+  `None in masks`, which an array cannot answer, and drops lists of numpy ints).
 * `mask_dtype=bool`: bool masks (TorchRL); int8 is the default (PettingZoo's
   and Gymnasium's `Discrete.sample(mask=...)` convention).
 * `numeric_infos=True`: the buffer-friendly infos above (Tianshou).
@@ -271,7 +273,7 @@ def env(
     max_cycles: int | None = None,
     mask_dtype: Any = np.int8,
     numeric_infos: bool = False,
-    mask_in_infos: bool = False,
+    mask_in_infos: bool | str = False,
 ) -> AECEnv:
     """The wrapped AEC environment (see the module docs).
 
@@ -328,7 +330,7 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
         max_cycles: int | None = None,
         mask_dtype: Any = np.int8,
         numeric_infos: bool = False,
-        mask_in_infos: bool = False,
+        mask_in_infos: bool | str = False,
     ) -> None:
         EzPickle.__init__(self, rules=rules, reward=reward, render_mode=render_mode,
                           history=history, max_cycles=max_cycles, mask_dtype=mask_dtype,
@@ -349,8 +351,9 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
                              f"{max_cycles!r}")
         if not isinstance(numeric_infos, bool):
             raise ValueError(f"numeric_infos must be True or False, got {numeric_infos!r}")
-        if not isinstance(mask_in_infos, bool):
-            raise ValueError(f"mask_in_infos must be True or False, got {mask_in_infos!r}")
+        if not (isinstance(mask_in_infos, bool) or mask_in_infos == "list"):
+            raise ValueError(f"mask_in_infos must be True, False or 'list', got "
+                             f"{mask_in_infos!r}")
         if mask_in_infos and history:
             raise ValueError("mask_in_infos=True makes the observation one flat vector; it "
                              "cannot be combined with history=True (a dict of arrays)")
@@ -541,7 +544,10 @@ class raw_env(AECEnv, EzPickle):  # PettingZoo's name for the unwrapped env
     def _masks_to_infos(self) -> None:
         """``mask_in_infos``: each agent's action mask in its infos (AgileRL's and Shimmy's
         convention), fresh dicts so that no agent's infos alias another's."""
-        self.infos = {name: {**self.infos[name], "action_mask": self.action_mask(name)}
+        as_list = self.mask_in_infos == "list"
+        self.infos = {name: {**self.infos[name],
+                             "action_mask": (self.action_mask(name).tolist() if as_list
+                                             else self.action_mask(name))}
                       for name in self.agents}
         self._quiet_infos = False
 

@@ -99,8 +99,17 @@ class MaskedDiscrete(spaces.Discrete):
         super().__init__(n, seed=seed)
         self._uniforms: list[float] = []
         self._source: np.random.Generator | None = None
-        self._shape = (int(n),)
+        self._mask_shape = (int(n),)  # not Space._shape: a Discrete's own shape stays ()
         self._values = [self.start + self.dtype.type(i) for i in range(int(n))]
+
+    def __setstate__(self, state: Any) -> None:
+        """Pickles from before ``_mask_shape`` stored the mask's shape in Space's own
+        ``_shape``, so their ``shape`` read (n,); both are put right on load."""
+        state = dict(state)
+        if "_mask_shape" not in state:
+            state["_mask_shape"] = (int(state["n"]),)
+            state["_shape"] = ()
+        super().__setstate__(state)
 
     def seed(self, seed: int | None = None) -> Any:
         self._uniforms = []
@@ -112,7 +121,7 @@ class MaskedDiscrete(spaces.Discrete):
         if type(mask) is np.ndarray and mask.dtype is self._BOOL:
             mask = mask.view(np.int8)
         if (probability is not None or type(mask) is not np.ndarray
-                or mask.dtype is not self._INT8 or mask.shape != self._shape):
+                or mask.dtype is not self._INT8 or mask.shape != self._mask_shape):
             return super().sample(mask, probability)
         flags = mask.tobytes()
         count = flags.count(1)

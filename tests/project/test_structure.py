@@ -15,15 +15,16 @@ The layers, lowest first (CONTRIBUTING.md draws the map):
 ``agents.evaluation``  arena, tournaments, statistics
 ``agents.training``    PPO, rollouts, training configs
 ``agents.cli``         the ``hgin`` command
+``hgin_env.examples``  the shipped examples: clients of every layer
 =====================  ======================================================
 
 A module may import its own layer and the layers below, never above, and no set of
 modules may import each other in a circle (type-only imports included: a circle of
 annotations is a circle of ideas).  Imports by name at run time
 (``importlib.import_module("agents")``) count as imports.  The exceptions are listed
-in :data:`ALLOWED_UPWARD`, each with its reason, and the short re-export modules that
-keep old import paths working (:data:`MOVED`), which import only the module they
-forward to and which no code of the project imports.
+in :data:`ALLOWED_UPWARD`, each with its reason.  The old import paths from before the
+layers (:data:`MOVED`) have no files: one finder in :mod:`hgin_env.compat` builds them,
+and no code of the project imports them.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from pathlib import Path
 
 import pytest
 
+from hgin_env.compat import MOVED as OLD_PATHS
 from tests.helpers.paths import ROOT
 
 PACKAGES = ("hgin_env", "agents")
@@ -52,6 +54,8 @@ LAYERS = {
     "agents.evaluation": 7,
     "agents.training": 8,
     "agents.cli": 9,
+    # the shipped examples: clients of every layer, as a user's script is
+    "hgin_env.examples": 10,
 }
 #: The only imports that run up a level, and why.
 ALLOWED_UPWARD = {
@@ -65,30 +69,11 @@ ALLOWED_UPWARD = {
         "an opponent named by a spec string is built by agents.make_agent, found by name "
         "at run time, so the environments never need the agents (or PyTorch) otherwise",
 }
-#: Old module paths (before the layers), each kept by a re-export module: its targets.
-MOVED = {
-    "hgin_env.single": ("hgin_env.engine.single",),
-    "hgin_env.hand": ("hgin_env.engine.hand",),
-    "hgin_env.render": ("hgin_env.ui.render",),
-    "hgin_env.text": ("hgin_env.ui.text",),
-    "hgin_env.viewer": ("hgin_env.records.viewer",),
-    "hgin_env.replay": ("hgin_env.records.replay", "hgin_env.apps.replay"),
-    "hgin_env.aec": ("hgin_env.envs.aec",),
-    "hgin_env.gym_env": ("hgin_env.envs.gym_env",),
-    "hgin_env.wrappers": ("hgin_env.envs.wrappers", "hgin_env.envs.spaces",
-                          "hgin_env.envs.aec_wrapper"),
-    "hgin_env.opponent": ("hgin_env.envs.opponents",),
-    "hgin_env.openspiel_game": ("hgin_env.envs.openspiel",),
-    "hgin_env.play": ("hgin_env.apps.play", "hgin_env.ui.moves"),
-    "hgin_env.serve": ("hgin_env.apps.serve",),
-    "agents.arena": ("agents.evaluation.arena",),
-    "agents.tournament": ("agents.evaluation.tournament",),
-    "agents.stats": ("agents.evaluation.stats",),
-    "agents.ppo": ("agents.training.ppo",),
-    "agents.train_config": ("agents.training.config",),
-}
+#: Old module paths (before the layers): no files, built on import by one finder in
+#: hgin_env.compat from its table of new homes.
+MOVED = OLD_PATHS
 #: Where the project's own code lives besides the packages (clients of every layer).
-CLIENTS = ("tests", "bench", "examples", "tools", "train.py", "evaluate.py")
+CLIENTS = ("tests", "bench", "tools", "train.py", "evaluate.py")
 
 
 def _module_name(path: Path) -> str:
@@ -239,19 +224,39 @@ def test_the_cycle_finder_finds_a_circle() -> None:
 
 @pytest.mark.parametrize("old", sorted(MOVED))
 def test_moved_modules_only_forward(old: str) -> None:
-    """Each old path is a short module that imports the new modules and nothing else,
-    and hands out their names (the same objects, so pickles and isinstance work)."""
+    """Each old path has no file (the package roots show only the layers); the finder
+    builds it, and it hands out its new homes' names as the same objects (so pickles and
+    isinstance work)."""
     import importlib
 
-    path = MODULES[old]
-    imported = {_internal(m) for m, _ in _imports(path, old)} - {None, "hgin_env", "agents"}
-    assert imported == {*MOVED[old], "hgin_env.compat"}
-    assert path.read_text(encoding="utf-8").startswith('"""Moved to')
+    from hgin_env.compat import OldPaths
+
+    assert old not in MODULES, f"{old} has a file again: its name is kept by hgin_env.compat"
+    assert not (ROOT / (old.replace(".", "/") + ".py")).exists()
     module = importlib.import_module(old)
+    assert isinstance(module.__spec__.loader, OldPaths)
+    assert module.__doc__.startswith("Moved to")
     for target in MOVED[old]:
+        assert target in MODULES, f"{old}'s new home {target} does not exist"
         new = importlib.import_module(target)
         for public in getattr(new, "__all__", ()):
             assert getattr(module, public) is getattr(new, public), (old, public)
+
+
+def test_the_finder_answers_only_for_the_old_paths() -> None:
+    """A misspelt module is still ModuleNotFoundError, and the finder never shadows a
+    real module (it sits after the normal finders)."""
+    import importlib
+    import importlib.util
+
+    from hgin_env.compat import OldPaths
+
+    assert importlib.util.find_spec("agents.arenaa") is None
+    assert importlib.util.find_spec("hgin_env.gym_envv") is None
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("agents.no_such_module")
+    assert sys.meta_path.index(OldPaths) > 0
+    assert importlib.util.find_spec("hgin_env.envs.gym_env").origin.endswith("gym_env.py")
 
 
 def _client_files() -> Iterator[Path]:
@@ -283,6 +288,7 @@ def test_only_the_opponents_module_reaches_the_agents() -> None:
     importers = sorted(
         name for name, path in MODULES.items()
         if name.startswith("hgin_env") and name not in MOVED
+        and layer_of(name) != "hgin_env.examples"  # clients of every layer, as users are
         and any((_internal(m) or "").startswith("agents") for m, _ in _imports(path, name)))
     assert importers == ["hgin_env.envs.opponents"]
 

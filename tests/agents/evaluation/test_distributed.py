@@ -21,7 +21,7 @@ import pytest
 
 from agents import make_agent
 from agents.evaluation.arena import play_matches
-from agents.evaluation.cluster import check_workers, require_ray
+from agents.evaluation.cluster import TOKEN_NOTE, check_workers, require_ray
 from agents.evaluation.distributed import chunks_for, play_pairings
 from agents.evaluation.tournament import run_tournament
 from hgin_env.rules import load_rules
@@ -92,6 +92,41 @@ def test_without_ray_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) 
         require_ray("--workers")
 
 
+def test_rays_token_banner_is_said_in_hgins_words(monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str],
+                                                 caplog: pytest.LogCaptureFixture) -> None:
+    """Ray warns when it turns token authentication on by itself; hgin holds that line
+    back and says what it means, and only then (a cluster joined, or Ray quiet: nothing)."""
+    import logging
+
+    from agents.evaluation import cluster
+
+    class FakeRay:
+        banner = True
+
+        @staticmethod
+        def is_initialized() -> bool:
+            return False
+
+        @classmethod
+        def init(cls, **options: Any) -> None:
+            log = logging.getLogger("ray._private.authentication.authentication_token_setup")
+            if cls.banner:
+                log.warning("Token authentication is enabled for this Ray cluster. Set "
+                            "RAY_AUTH_MODE=disabled to opt out.")
+            log.warning("another warning")
+
+    monkeypatch.setitem(sys.modules, "ray", FakeRay)
+    cluster.connect(None, "--workers")
+    err = capsys.readouterr().err
+    assert TOKEN_NOTE in err and "Token authentication is enabled" not in err
+    # only the banner is held back
+    assert [r.getMessage() for r in caplog.records] == ["another warning"]
+    FakeRay.banner = False
+    cluster.connect(None, "--workers")
+    assert TOKEN_NOTE not in capsys.readouterr().err
+
+
 def _hgin(*args: str, timeout: int = 300, env: dict[str, str] | None = None
           ) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT)) if env is None else env
@@ -102,8 +137,13 @@ def _hgin(*args: str, timeout: int = 300, env: dict[str, str] | None = None
 def test_hgin_evaluate_with_workers_prints_the_in_process_table(tmp_path: Path) -> None:
     common = ["evaluate", "--agents", "random", "simple", "--matches", "4", "--no-progress"]
     here = _hgin(*common, "--json", str(tmp_path / "here.json"))
-    there = _hgin(*common, "--workers", "2", "--json", str(tmp_path / "there.json"))
+    bare = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_MODE"}
+    there = _hgin(*common, "--workers", "2", "--json", str(tmp_path / "there.json"),
+                  env=dict(bare, PYTHONPATH=str(ROOT)))
     assert here.returncode == there.returncode == 0, there.stderr
+    # The local Ray's token authentication is hgin's one explained line, not Ray's banner.
+    assert TOKEN_NOTE in there.stderr
+    assert "Token authentication is enabled" not in there.stderr
     drop = {"seconds", "elapsed_s", "pair_seconds"}
 
     def load(name: str) -> Any:

@@ -293,3 +293,20 @@ def test_heatmap_never_clips_a_label_even_with_a_very_long_name(monkeypatch, tmp
     path = res.plot(tmp_path / "long.png")  # the saved file is that whole figure
     width, height = fig.get_size_inches() * 150
     assert Image.open(path).size == (int(width), int(height))
+
+
+def test_a_pairings_games_do_not_depend_on_the_list_order() -> None:
+    """`--agents a b c` and `--agents c a b` play each pair on the same games: the
+    random agents draw from their seat's per-match generator, and each pair is played in
+    one order fixed by the pair (canonical_pair), its result mirrored to the list."""
+    from agents.evaluation.tournament import canonical_pair
+
+    one = run_tournament(["random", "simple", "strong"], matches=8, seed=5)
+    two = run_tournament(["strong", "random", "simple"], matches=8, seed=5)
+    for a, b in (("random", "simple"), ("random", "strong"), ("simple", "strong")):
+        assert one.pair(a, b) == {**two.pair(a, b), "seconds": one.pair(a, b)["seconds"]}
+    # the listed order still names the rows: (strong, random) is strong's side
+    assert [(p.a, p.b) for p in two.pairs] == [("strong", "random"), ("strong", "simple"),
+                                                ("random", "simple")]
+    assert canonical_pair(["strong", "random"], 0, 1) == (1, 0)
+    assert canonical_pair(["simple", "simple"], 0, 1) == (0, 1)  # a tie keeps the list

@@ -709,6 +709,20 @@ def test_agent_specs_are_checked_when_the_config_loads(tmp_path: Path) -> None:
     assert cfg["imitation"]["teacher"] == f"ckpt:{path}"
 
 
+def test_agent_specs_with_options_are_accepted_and_checked_as_make_agent_would() -> None:
+    # ginhunter and search take options (ginhunter:turns=3): the config accepts them
+    # with and without options, and a bad option is a config error naming the key.
+    good = ["ginhunter", "ginhunter:turns=3,deadwood=10", "search", "search:particles=64"]
+    cfg = load_config("quick", [f"run.eval_opponents={good!r}"])
+    assert cfg["run"]["eval_opponents"] == good
+    with pytest.raises(ValueError, match=r"run\.eval_opponents\[0\].*turns.*'x'"):
+        load_config("quick", ["run.eval_opponents=['ginhunter:turns=x']"])
+    with pytest.raises(ValueError, match=r"run\.eval_opponents\[0\].*'nope\.pt' not found"):
+        load_config("quick", ["run.eval_opponents=['search:blueprint=ckpt:nope.pt']"])
+    with pytest.raises(ValueError, match=r"unknown agent spec 'ginhuntr'"):
+        load_config("quick", ["run.eval_opponents=['ginhuntr']"])
+
+
 def test_make_baseline_never_substitutes_the_random_agent(tmp_path: Path) -> None:
     from agents.training.ppo import make_baseline
 

@@ -1,4 +1,4 @@
-"""examples/gin_rummy_v4_maskable_ppo.py: its one-seat env and a short MaskablePPO run."""
+"""hgin_env/examples/gin_rummy_v4_maskable_ppo.py: its one-seat env and a short MaskablePPO run."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from hgin_env.envs import rlcard_game as G
 from tests.helpers.paths import ROOT
 
-EXAMPLE = ROOT / "examples" / "gin_rummy_v4_maskable_ppo.py"
+EXAMPLE = ROOT / "hgin_env" / "examples" / "gin_rummy_v4_maskable_ppo.py"
 
 
 def _example() -> ModuleType:

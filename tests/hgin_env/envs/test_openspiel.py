@@ -193,7 +193,7 @@ def test_hgin_bots_play_a_match_through_evaluate_bots() -> None:
 
 def test_example_plays_is_mcts_against_hgin_agents() -> None:
     result = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "openspiel_bots.py"), "--games", "1",
+        [sys.executable, str(ROOT / "hgin_env" / "examples" / "openspiel_bots.py"), "--games", "1",
          "--simulations", "3", "--opponents", "simple"],
         capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert result.returncode == 0, result.stderr

@@ -151,6 +151,7 @@ def test_rules_and_spaces_pickles_load(old: dict[str, Any]) -> None:
     mask = np.zeros(action_space.n, np.int8)
     mask[[3, 60]] = 1
     assert int(action_space.sample(mask)) in (3, 60)
+    assert action_space.shape == aec_space.shape == ()  # the pickles held shape (108,)
 
 
 def test_gym_env_pickled_mid_match_goes_on_from_the_same_position() -> None:

@@ -26,7 +26,7 @@ from hgin_env import actions as A
 from hgin_env.engine import VectorGame
 from tests.helpers.paths import ROOT
 
-EXAMPLE = ROOT / "examples" / "rllib_selfplay.py"
+EXAMPLE = ROOT / "hgin_env" / "examples" / "rllib_selfplay.py"
 
 
 def load_example():

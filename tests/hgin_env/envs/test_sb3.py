@@ -1,5 +1,5 @@
 """Stable-Baselines3 integration: the flat-observation wrapper, the example's
-deadwood shaping, and real MaskablePPO runs of ``examples/sb3_maskable_ppo.py``.
+deadwood shaping, and real MaskablePPO runs of ``hgin_env/examples/sb3_maskable_ppo.py``.
 
 The training tests need the ``sb3`` extra (``pip install -e '.[sb3]'``) and
 are skipped without it; the wrapper test needs only Gymnasium.
@@ -22,7 +22,7 @@ from hgin_env.envs.wrappers import FlatObservation
 from hgin_env.observation import OBS_DIM
 from tests.helpers.paths import ROOT
 
-EXAMPLE = ROOT / "examples" / "sb3_maskable_ppo.py"
+EXAMPLE = ROOT / "hgin_env" / "examples" / "sb3_maskable_ppo.py"
 SKIP_REASON = "needs the sb3 extra (stable-baselines3, sb3-contrib): pip install -e '.[sb3]'"
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from gymnasium import spaces
 
 import hgin_env
 from hgin_env import actions as A
@@ -47,6 +48,25 @@ def test_masked_discrete_sample() -> None:
         with pytest.raises(AssertionError):
             space.sample(bad)
     assert space.contains(space.sample())
+
+
+def test_masked_discrete_has_a_discretes_shape() -> None:
+    """``shape`` is ``()`` like any ``Discrete`` (libraries such as AgileRL reshape
+    actions by it); a pickle from when it read ``(n,)`` loads with ``()`` too."""
+    import pickle
+
+    space = MaskedDiscrete(A.NUM_ACTIONS)
+    assert space.shape == () == spaces.Discrete(A.NUM_ACTIONS).shape
+    old = pickle.loads(pickle.dumps(space))
+    state = dict(old.__dict__)
+    state.pop("_mask_shape")
+    state["_shape"] = (A.NUM_ACTIONS,)  # the field as it was
+    legacy = MaskedDiscrete.__new__(MaskedDiscrete)
+    legacy.__setstate__(state)
+    assert legacy.shape == () and legacy == space
+    mask = np.zeros(A.NUM_ACTIONS, np.int8)
+    mask[7] = 1
+    assert legacy.sample(mask) == 7
 
 
 def _trajectory(env: Any, seed: int, actions: np.random.Generator) -> list[Any]:

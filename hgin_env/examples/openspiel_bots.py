@@ -8,7 +8,7 @@ Random rollouts of a whole Hollywood match are slow in Python, so the default
 game is one hand scored in points (``max_hands=1,reward=points``); pass e.g.
 ``--game "python_hollywood_gin(columns=1)"`` for whole matches.
 
-    python examples/openspiel_bots.py --games 4 --simulations 20
+    python -m hgin_env.examples.openspiel_bots --games 4 --simulations 20
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ arena.
 Locally (Ray starts inside this process)::
 
     pip install -e '.[rllib]'
-    python examples/rllib_selfplay.py --iterations 20 --num-env-runners 1
+    python -m hgin_env.examples.rllib_selfplay --iterations 20 --num-env-runners 1
 
 (about 3 minutes on 2 cores; hands won against ``random`` climb from 4% to
 about 60%, and the final policy wins every match against ``random``.)
@@ -30,7 +30,7 @@ On a Ray cluster (``ray start --head`` on one machine, ``ray start
 --address=HEAD:6379`` on the others, each with this repo installed the same
 way), rollouts spread over ``--num-env-runners`` workers on all machines::
 
-    python examples/rllib_selfplay.py --address auto --num-env-runners 16
+    python -m hgin_env.examples.rllib_selfplay --address auto --num-env-runners 16
 
 Options: ``--iterations`` (default 20), ``--timesteps`` (stop once that many
 env steps are sampled), ``--address``, ``--num-env-runners``, ``--rules``, ``--reward``,

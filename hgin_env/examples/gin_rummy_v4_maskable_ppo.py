@@ -21,7 +21,7 @@ as 0, so that a hand's shaping adds up to a constant and cannot change which pol
 best.  Evaluation reports the bare reward.
 
     pip install -e '.[sb3]'
-    python examples/gin_rummy_v4_maskable_ppo.py --timesteps 50000
+    python -m hgin_env.examples.gin_rummy_v4_maskable_ppo --timesteps 50000
 
 Options: ``--timesteps``, ``--opponent`` (the training opponent: an agent spec,
 ``random`` by default), ``--eval-opponents`` (comma-separated specs), ``--eval-hands``,

@@ -19,7 +19,7 @@ duplicate matches against each evaluation opponent on the project's batched
 arena, as a before/after table with 95% intervals.
 
     pip install -e '.[sb3]'
-    python examples/sb3_maskable_ppo.py --timesteps 100000
+    python -m hgin_env.examples.sb3_maskable_ppo --timesteps 100000
 
 (about 2 minutes on 2 cores: 45 s of training, the rest evaluation; the
 trained policy wins every match against ``random`` and about 14% of hands

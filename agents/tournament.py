@@ -1,9 +1,0 @@
-"""Moved to :mod:`agents.evaluation.tournament`.
-
-This module keeps the old import path, and the pickles that name it, working.
-"""
-
-from agents.evaluation import tournament as _moved0
-from hgin_env.compat import forward
-
-__getattr__, __dir__, __all__ = forward(_moved0)
