@@ -47,7 +47,8 @@ def test_a_failed_agent_is_one_line_exit_3_and_the_finished_matches_are_recorded
     lines = captured.err.splitlines()
     failed = [line for line in lines if "failed in match" in line]
     assert len(failed) == 1
-    found = re.fullmatch(r"evaluate\.py: agent 'bot' failed in match (\d) \(bot vs random\), "
+    # the pairing is played, and named, in its canonical order (specs sorted): random first
+    found = re.fullmatch(r"evaluate\.py: agent 'bot' failed in match (\d) \(random vs bot\), "
                          r"hand \d+, move \d+ of the match: move 401 of 'text:.*': the program "
                          r"exited \(code 4\) without answering; legal moves: .+", failed[0])
     assert found, failed[0]
