@@ -109,9 +109,11 @@ class SearchConfig:
     threads: int = 1
     #: Where the opponent hands come from: ``likelihood`` (uniform hands weighted by the
     #: blueprint's likelihood of the opponent's public choices) or ``net`` (drawn from a
-    #: learned belief network's card marginals, :mod:`agents.belief`; equal weights).
+    #: learned belief network's card marginals, :mod:`agents.belief`; equal weights), or
+    #: ``netlik`` (the network's hands, weighted by the blueprint's tempered likelihood:
+    #: the network knows the cards one by one, the likelihood how they fit together).
     belief: str = "likelihood"
-    #: With ``belief=net``: the network's file (empty: the shipped ``belief.pt``).
+    #: With ``belief=net`` or ``netlik``: the network's file (empty: the shipped ``belief.pt``).
     belief_file: str = ""
 
     def __post_init__(self) -> None:
@@ -132,8 +134,9 @@ class SearchConfig:
             raise ValueError(f"search temper must be in 0..1, got {self.temper!r}")
         if not 0.0 < self.epsilon <= 1.0:
             raise ValueError(f"search epsilon must be in (0, 1], got {self.epsilon!r}")
-        if self.belief not in ("likelihood", "net"):
-            raise ValueError(f"search belief must be 'likelihood' or 'net', got {self.belief!r}")
+        if self.belief not in ("likelihood", "net", "netlik"):
+            raise ValueError(f"search belief must be 'likelihood', 'net' or 'netlik', got "
+                             f"{self.belief!r}")
         if not 0.0 <= self.points_coef <= 100.0:
             raise ValueError(f"search points_coef must be in 0..100, got {self.points_coef!r}")
 
@@ -499,7 +502,7 @@ class SearchAgent:
         #: belief, :meth:`sample_worlds`), or a :class:`WorldSampler` (measurements only).
         self.worlds = worlds
         self._belief_net: Any = None  # belief=net: the network, loaded here (a bad file
-        if self.config.belief == "net":  # is a one-line error now, not mid-match)
+        if self.config.belief in ("net", "netlik"):  # is a one-line error now, not mid-match)
             from agents.belief import BELIEF_PATH, load_belief
 
             self._belief_net = load_belief(self.config.belief_file or BELIEF_PATH)
@@ -558,7 +561,7 @@ class SearchAgent:
         gens = [np.random.default_rng(int(seeds[i])) for i in rows]
         views = [_replay(x[i], obs["history"][i], int(obs["history_len"][i]),
                          int(obs["upcard"][i]), self.rules) for i in rows]
-        if self.config.belief == "net":
+        if self.config.belief in ("net", "netlik"):
             from agents.belief import belief_features
 
             feats = belief_features(x[rows], np.asarray(obs["history"])[rows],
@@ -648,10 +651,12 @@ class SearchAgent:
         cfg = self.config
         if cfg.belief == "net":
             return self._net_particles(views, gens)
+        proposal = self._net_particles(views, gens) if cfg.belief == "netlik" else None
         hidden, befores, priors = [], [], []
-        for view, gen in zip(views, gens, strict=True):
+        for j, (view, gen) in enumerate(zip(views, gens, strict=True)):
             count = 10 - int(popcount64(np.array([view.opp_known], _U64))[0])
-            h = _sample_hidden(view.unseen, count, cfg.particles, gen)
+            h = _sample_hidden(view.unseen, count, cfg.particles, gen) if proposal is None \
+                else proposal[j][0]
             before, log_prior = _walk_back(view, h, gen)
             hidden.append(h)
             befores.append(before)
@@ -746,8 +751,12 @@ class SearchAgent:
 
     # ------------------------------------------------------------------ rollouts
     def _rollouts(self, views: list[_View], hands: list[np.ndarray],
-                  candidates: list[list[int]], keys_of: list[np.ndarray]) -> list[np.ndarray]:
-        """Value of each (world, candidate) of each view: (worlds, candidates)."""
+                  candidates: list[list[int]], keys_of: list[np.ndarray],
+                  opponent: Agent | None = None) -> list[np.ndarray]:
+        """Value of each (world, candidate) of each view: (worlds, candidates).
+
+        ``opponent`` (default: the blueprint) plays the other seat in the rollouts.
+        """
         per_view = [h.size * len(c) for h, c in zip(hands, candidates, strict=True)]
         rows_view = np.repeat(np.arange(len(views)), per_view)
         opp_hand, stock_keys, actions = [], [], []
@@ -775,7 +784,7 @@ class SearchAgent:
             flip_sheet=False,
         )
         state = _build(self.rules, views, pos, np.concatenate(stock_keys))
-        value = self._play_out(state, np.concatenate(actions))
+        value = self._play_out(state, np.concatenate(actions), opponent)
         out, start = [], 0
         for h, c in zip(hands, candidates, strict=True):
             out.append(value[start : start + h.size * len(c)].reshape(h.size, len(c)))
@@ -783,8 +792,10 @@ class SearchAgent:
         assert start == r
         return out
 
-    def _play_out(self, state: GameState, first: np.ndarray) -> np.ndarray:
-        """Seat 0's return: ``first`` played, then the blueprint on both seats to the hand's end."""
+    def _play_out(self, state: GameState, first: np.ndarray,
+                  opponent: Agent | None = None) -> np.ndarray:
+        """Seat 0's return: ``first`` played, then the blueprint on both seats to the hand's end
+        (``opponent``, where given, on seat 1)."""
         game = VectorGame.from_state(state, reward="columns", autoreset=False)
         scale = float(self.rules.target * self.rules.columns)
         value = np.zeros(game.num_games)
@@ -802,5 +813,11 @@ class SearchAgent:
                 return value
             obs = game.observe()
             actions = np.zeros(game.num_games, np.int64)
-            rows = np.flatnonzero(live)
-            actions[rows] = self.blueprint.act({k: v[rows] for k, v in obs.items()})
+            if opponent is None:
+                rows = np.flatnonzero(live)
+                actions[rows] = self.blueprint.act({k: v[rows] for k, v in obs.items()})
+                continue
+            for seat, agent in ((0, self.blueprint), (1, opponent)):
+                rows = np.flatnonzero(live & (game.state.current_player == seat))
+                if rows.size:
+                    actions[rows] = agent.act({k: v[rows] for k, v in obs.items()})

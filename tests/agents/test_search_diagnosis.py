@@ -77,9 +77,9 @@ def _capture_rollout_states(agent: SearchAgent) -> list[GameState]:
     seen: list[GameState] = []
     play_out = agent._play_out
 
-    def keep(state: GameState, first: np.ndarray) -> np.ndarray:
+    def keep(state: GameState, first: np.ndarray, opponent: object = None) -> np.ndarray:
         seen.append(state.take(np.arange(state.num_games)))
-        return play_out(state, first)
+        return play_out(state, first, opponent)  # type: ignore[arg-type]
 
     agent._play_out = keep  # type: ignore[method-assign]
     return seen
