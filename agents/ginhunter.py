@@ -61,10 +61,10 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from agents.features import ObsView, card_bit
-from agents.strong import StrongAgent, has_partner
+from agents.strong import NO_REQUEST, Candidates, Phase, StrongAgent, join_requests, split_gains
 from hgin_env import actions as A
-from hgin_env.cards import CARD_VALUES, NUM_CARDS, unpack_masks
-from hgin_env.melds import deadwood_after_discard
+from hgin_env import bitlanes as bl
+from hgin_env.cards import CARD_VALUES, NUM_CARDS
 from hgin_env.rules import Rules
 from hgin_env.state import STOCK_START
 
@@ -138,13 +138,19 @@ def stock_draws(view: ObsView, rows: np.ndarray) -> np.ndarray:
 
 def isolated_count(hands: np.ndarray) -> np.ndarray:
     """(n,) held cards of ``hands`` (uint64) with no card of their rank and no card of their
-    suit within two ranks in the hand: each needs two more cards to meld."""
-    h = unpack_masks(hands).astype(bool).reshape(-1, 4, 13)
-    same_rank = h.sum(axis=1, keepdims=True) - h > 0
-    pad = np.zeros((h.shape[0], 4, 2), bool)
-    x = np.concatenate([pad, h, pad], axis=2)
-    near = x[:, :, 0:13] | x[:, :, 1:14] | x[:, :, 3:16] | x[:, :, 4:17]
-    return (h & ~same_rank & ~near).sum(axis=(1, 2))
+    suit within two ranks in the hand: each needs two more cards to meld.
+
+    Bit operations on suit lanes (:mod:`hgin_env.bitlanes`; a shift stays in its suit, the
+    gap bits it reaches hold no card), so the tens of thousands of candidate hands a call
+    scores cost a few whole-array passes.
+    """
+    x = bl.to_lanes(hands)
+    one, two = np.uint64(1), np.uint64(2)
+    near = (x << one) | (x << two) | (x >> one) | (x >> two)
+    a, b, c, d = ((x >> np.uint64(16 * s)) & bl.SUIT_BITS for s in range(4))
+    two_up = (a & (b | c | d)) | (b & (c | d)) | (c & d)
+    alone = x & ~near & ~bl.rank_columns(two_up)
+    return np.bitwise_count(alone).astype(np.int64)
 
 
 class GinHunterAgent(StrongAgent):
@@ -168,40 +174,50 @@ class GinHunterAgent(StrongAgent):
         return (kdw == 0) | (young & (kdw <= h.deadwood))
 
     # ------------------------------------------------------------ discards
-    def _evaluate(self, view: ObsView, rows: np.ndarray, hands11: np.ndarray,
-                  after: np.ndarray, legal: np.ndarray
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Best plain discard per row of 11-card ``hands11``: ``(card, score, deadwood)``,
-        score = deadwood − potential·expected gain + isolated·(cards with no partner) +
-        danger·P(opponent melds it), over every legal discard; ties to the lowest card id."""
-        p = self.params
-        n = rows.size
+    def _candidates(self, view: ObsView, rows: np.ndarray, hands11: np.ndarray,
+                    after: np.ndarray, legal: np.ndarray) -> Candidates:
+        """Every legal discard of each row of 11-card ``hands11`` (slot = card id)."""
         r, cards = np.nonzero(legal)
         h10 = hands11[r] & ~card_bit(cards)
-        dw = after[r, cards]
-        gain, _ = self._expected_gain(h10, dw, view.unseen_bits[rows][r])
-        danger = self._danger(view, rows)[r, cards]
+        order = np.broadcast_to(np.arange(NUM_CARDS), (rows.size, NUM_CARDS))
+        return Candidates(r, cards, cards, h10, after[r, cards], view.unseen[rows][r],
+                          order, after)
+
+    def _pick(self, view: ObsView, rows: np.ndarray, cand: Candidates, gain: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Best plain discard per row: ``(card, score, deadwood)``, score = deadwood −
+        potential·expected gain + isolated·(cards with no partner) + danger·P(opponent
+        melds it), over every legal discard; ties to the lowest card id."""
+        p = self.params
+        n = rows.size
+        r, cards = cand.r, cand.cards
+        danger = self._danger_at(view, rows, r, cards)
         score = np.full((n, NUM_CARDS), _BIG)
-        score[r, cards] = (dw - p.potential * gain + self.hunter.isolated * isolated_count(h10)
+        score[r, cards] = (cand.dw - p.potential * gain
+                           + self.hunter.isolated * isolated_count(cand.h10)
                            + p.danger * danger)
         card = np.argmin(score, axis=1)
         idx = np.arange(n)
-        return card, score[idx, card], after[idx, card]
+        return card, score[idx, card], cand.slot_after[idx, card]
 
     # ------------------------------------------------------------ draws
-    def _draw(self, view: ObsView, rows: np.ndarray) -> np.ndarray:
+    def _draw(self, view: ObsView, rows: np.ndarray) -> Phase:
+        """The draw phases' actions (a :meth:`StrongAgent._run` phase)."""
         p = self.params
         mask = view.mask[rows].astype(bool)
         fallback = np.where(mask[:, A.PASS], A.PASS, A.DRAW_STOCK)
         out = fallback.copy()
         idx = np.flatnonzero(mask[:, A.TAKE_DISCARD] & (view.top[rows] >= 0))
         if idx.size == 0:
+            yield NO_REQUEST
             return out
         sub = rows[idx]
         top = view.top[sub]
         hand = view.hand[sub]
         dw = view.deadwood[sub]
-        gain_now, removal = self._expected_gain(hand, dw, view.unseen_bits[sub])
+        full, cand = self._take_candidates(view, sub, hand, top)
+        (gain_now, removal), gain_cand = split_gains(
+            (yield join_requests((hand, dw, view.unseen[sub]), cand.request)), idx.size)
         # A stock draw: the expected cut now, and about the same shape (isolated cards) after.
         stock_value = (dw + self.hunter.isolated * isolated_count(hand)
                        - (1.0 + p.potential * p.stock_lookahead) * gain_now)
@@ -209,14 +225,8 @@ class GinHunterAgent(StrongAgent):
         # dw - removal + value(top), which does nothing for gin; worth it only to knock now.
         take_dw = dw - removal + _VALUES[top]
         take = np.zeros(idx.size, bool)
-        partners = has_partner(unpack_masks(hand).astype(bool), top)
-        full = np.flatnonzero(partners)
         if full.size:
-            new = hand[full] | card_bit(top[full])
-            after = deadwood_after_discard(new).astype(np.int64)
-            legal = unpack_masks(new).astype(bool)
-            legal[np.arange(full.size), top[full]] = False
-            _, score, take_dw[full] = self._evaluate(view, sub[full], new, after, legal)
+            _, score, take_dw[full] = self._pick(view, sub[full], cand, gain_cand)
             take[full] = score < stock_value[full]
         take |= (take_dw <= view.knock_limit[sub]) & self._want_knock(view, sub, take_dw)
         out[idx] = np.where(take, A.TAKE_DISCARD, fallback[idx])

@@ -35,26 +35,78 @@ It decides from the observation only (:mod:`agents.features`), like every agent:
   safer, knocking only with lower deadwood, because an undercut would hand
   them the match (when undercuts are costly).
 
-All decisions are whole-array numpy over the games of a batch.  The weights
+All decisions are whole-array numpy over the games of a batch; every 10-card hand
+whose expected gain a call needs (the discard candidates, the hands before a draw, the
+candidates after taking the top card) goes through one meld pass
+(:mod:`hgin_env.draw_melds`), card-major, so a call pays numpy's per-call cost once.  The weights
 (:class:`StrongParams`) were tuned against ``simple`` over duplicate matches
 with :mod:`agents.evaluation.arena`; measured figures are in the evaluation report.
 """
 
 from __future__ import annotations
 
+from collections.abc import Generator, Iterable
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from agents.features import ObsView, card_bit, decode
 from hgin_env import actions as A
+from hgin_env import bitlanes as bl
 from hgin_env.cards import CARD_VALUES, NUM_CARDS, unpack_masks
-from hgin_env.melds import deadwood_after_discard, min_deadwood_after_discard
+from hgin_env.draw_melds import after_each_draw_by_card
+from hgin_env.melds import deadwood_after_discard
 from hgin_env.rules import Rules, load_rules
 
 _VALUES = CARD_VALUES.astype(np.int64)
 _VALUES_F = CARD_VALUES.astype(np.float64)
+_VALUES16 = CARD_VALUES.astype(np.int16)
+_CARD_BITS = (np.uint64(1) << np.arange(NUM_CARDS, dtype=np.uint64))[:, None]
 _BIG = 1e9
+#: Hands per slice of :meth:`StrongAgent._expected_gain` (see there).
+GAIN_CHUNK = 2048
+
+#: What a phase asks :meth:`StrongAgent._run` for: ``(hands, deadwood, unseen cards)`` of
+#: the 10-card hands whose expected gain it needs; the answer is ``(gain, removal)``.
+Request = tuple[np.ndarray, np.ndarray, np.ndarray]
+Phase = Generator[Request, tuple[np.ndarray, np.ndarray], np.ndarray]
+#: The request of a phase that needs no expected gain.
+NO_REQUEST: Request = (np.zeros(0, np.uint64), np.zeros(0, np.int64), np.zeros(0, np.uint64))
+
+
+def join_requests(*requests: Request) -> Request:
+    """Several requests as one (answered in the same order, see :func:`split_gains`)."""
+    return tuple(np.concatenate(part) for part in zip(*requests, strict=True))  # type: ignore[return-value]
+
+
+def split_gains(answer: tuple[np.ndarray, np.ndarray], first: int
+                ) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
+    """The answer to a joined request: the first ``first`` hands' ``(gain, removal)``,
+    then the rest's gains."""
+    gain, removal = answer
+    return (gain[:first], removal[:first]), gain[first:]
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """Candidate discards of n 11-card hands, one entry per (row, candidate): its row
+    ``r`` (of the n), its ``slot`` (column of ``order``), its card, the 10-card hand
+    ``h10`` it leaves, that hand's deadwood ``dw`` and the row's ``unseen`` cards (a mask).
+    ``order`` (n, k) is each slot's card and ``slot_after`` (n, k) its deadwood."""
+
+    r: np.ndarray
+    slot: np.ndarray
+    cards: np.ndarray
+    h10: np.ndarray
+    dw: np.ndarray
+    unseen: np.ndarray
+    order: np.ndarray
+    slot_after: np.ndarray
+
+    @property
+    def request(self) -> Request:
+        """What the candidates' expected gains need."""
+        return self.h10, self.dw, self.unseen
 
 
 @dataclass(frozen=True)
@@ -131,13 +183,41 @@ class StrongAgent:
     def act(self, obs: dict[str, np.ndarray], rng: np.random.Generator | None = None) -> np.ndarray:
         view = decode(obs)
         actions = np.full(view.size, A.DRAW_STOCK, np.int64)
+        phases = []
         discard_rows = np.flatnonzero(view.phase == A.PHASE_DISCARD)
         if discard_rows.size:
-            actions[discard_rows] = self._discard(view, discard_rows)
+            phases.append((discard_rows, self._discard(view, discard_rows)))
         draw_rows = np.flatnonzero(view.phase != A.PHASE_DISCARD)
         if draw_rows.size:
-            actions[draw_rows] = self._draw(view, draw_rows)
+            phases.append((draw_rows, self._draw(view, draw_rows)))
+        for (rows, _), chosen in zip(phases, self._run(gen for _, gen in phases), strict=True):
+            actions[rows] = chosen
         return actions
+
+    def _run(self, phases: Iterable[Phase]) -> list[np.ndarray]:
+        """Drive phase generators: each yields the 10-card hands whose expected gain it
+        needs, gets them back and returns its actions.
+
+        Why: every hand of a call goes through one :meth:`_expected_gain` (one meld pass),
+        so numpy's per-call cost is paid once a call, not once a phase and step.  Each
+        row's values depend on that row only, so the batching changes no number.
+        """
+        gens = list(phases)
+        if not gens:  # an empty batch
+            return []
+        requests = [next(gen) for gen in gens]
+        gain, removal = self._expected_gain(*join_requests(*requests))
+        bounds = np.cumsum([req[0].shape[0] for req in requests])[:-1]
+        out = []
+        for gen, g, rem in zip(gens, np.split(gain, bounds), np.split(removal, bounds),
+                               strict=True):
+            try:
+                gen.send((g, rem))
+            except StopIteration as stop:
+                out.append(stop.value)
+            else:  # pragma: no cover - a phase yields once
+                raise RuntimeError("a phase asked for expected gains twice")
+        return out
 
     # ------------------------------------------------------------ evaluation
     def _danger(self, view: ObsView, rows: np.ndarray) -> np.ndarray:
@@ -160,9 +240,46 @@ class StrongAgent:
         no_run = (1 - lo2 * lo1) * (1 - lo1 * hi1) * (1 - hi1 * hi2)
         return (1 - (1 - p_set) * no_run).reshape(-1, NUM_CARDS)
 
-    def _expected_gain(self, hands: np.ndarray, dw: np.ndarray, unseen_bits: np.ndarray
+    def _danger_at(self, view: ObsView, rows: np.ndarray, r: np.ndarray, cards: np.ndarray
+                   ) -> np.ndarray:
+        """:meth:`_danger` ``[r, cards]``, computed for those pairs only.
+
+        Why: a call needs the danger of a few candidate discards per row, not all 52
+        cards.  Each pair gathers its rank's four probabilities and its suit's two
+        neighbours either side and runs the same float operations in the same order
+        as :meth:`_danger`, so the values are bit-identical (a test checks it).
+        """
+        if r.size == 0:
+            return np.zeros(0)
+        unseen = view.unseen_bits[rows]
+        known = view.opp_known_bits[rows]
+        hidden = np.maximum(10 - known.sum(axis=1), 0)
+        q = hidden / np.maximum(unseen.sum(axis=1), 1)
+        # Probabilities with two zero ranks either side of each suit: (n, 4, 17), flat.
+        padded = np.zeros((rows.size, 4, 17))
+        padded[:, :, 2:15] = np.where(known, 1.0, np.where(unseen, q[:, None], 0.0)
+                                      ).reshape(-1, 4, 13)
+        flat = padded.reshape(-1)
+        suit, rank = cards // 13, cards % 13
+        column = r * 68 + rank + 2
+        c0, c1, c2, c3 = (flat[column + 17 * t] for t in range(4))
+        at = column + 17 * suit
+        p = flat[at]
+        # A set (the sums and products in _danger's order: suits ascending).
+        rest = (((c0 + c1) + c2) + c3) - p
+        rest_sq = ((((c0 * c0) + (c1 * c1)) + (c2 * c2)) + (c3 * c3)) - p * p
+        pairs = (rest * rest - rest_sq) / 2
+        others = np.select([suit == 0, suit == 1, suit == 2],
+                           [(c1 * c2) * c3, (c0 * c2) * c3, (c0 * c1) * c3], (c0 * c1) * c2)
+        p_set = np.clip(pairs - 2 * others, 0, 1)
+        lo2, lo1, hi1, hi2 = flat[at - 2], flat[at - 1], flat[at + 1], flat[at + 2]
+        no_run = (1 - lo2 * lo1) * (1 - lo1 * hi1) * (1 - hi1 * hi2)
+        return 1 - (1 - p_set) * no_run
+
+    def _expected_gain(self, hands: np.ndarray, dw: np.ndarray, unseen: np.ndarray
                        ) -> tuple[np.ndarray, np.ndarray]:
-        """Expected deadwood cut of one more draw for 10-card ``hands`` (n,).
+        """Expected deadwood cut of one more draw for 10-card ``hands`` (n,), the live cards
+        being ``unseen`` (n,) (masks).
 
         Also returns the best single-card removal gain of each hand (how much
         the deadwood drops when its costliest removable card goes).
@@ -170,33 +287,44 @@ class StrongAgent:
         n = hands.shape[0]
         if n == 0:
             return np.zeros(0), np.zeros(0, np.int64)
-        bits = unpack_masks(hands).astype(bool)
-        rel = _meld_partner_cards(bits) & unseen_bits
-        r_rows, r_cards = np.nonzero(rel)
-        h11 = hands[r_rows] | (np.uint64(1) << r_cards.astype(np.uint64))
-        # One meld-minimiser call for the hands and every (hand + partner card).
-        after = min_deadwood_after_discard(np.concatenate([hands, h11])).astype(np.int64)
-        removal = np.maximum(dw - after[:n], 0)  # best single-card removal gain
-        irr = unseen_bits & ~rel
-        gain_irr = (irr * np.maximum(removal[:, None] - _VALUES[None, :], 0)).sum(axis=1)
-        gain_rel = np.zeros(n)
-        if r_rows.size:
-            gain = np.maximum(dw[r_rows] - after[n:], 0)
-            gain_rel = np.bincount(r_rows, weights=gain, minlength=n)
-        count = np.maximum(unseen_bits.sum(axis=1), 1)
-        return (gain_irr + gain_rel) / count, removal
+        if n > GAIN_CHUNK:
+            # In equal slices of at most GAIN_CHUNK hands: the meld pass's working arrays
+            # then stay in the CPU's cache, which is faster per hand than one pass over tens
+            # of thousands (each hand's numbers depend on that hand only).
+            step = -(-n // -(-n // GAIN_CHUNK))
+            parts = [self._expected_gain(hands[i:i + step], dw[i:i + step], unseen[i:i + step])
+                     for i in range(0, n, step)]
+            return (np.concatenate([g for g, _ in parts]),
+                    np.concatenate([r for _, r in parts]))
+        # Card-major (52, n) throughout, as the meld pass gives it: sums over cards are then
+        # whole-row additions.  The live cards with two partners read the exact deadwood
+        # after drawing them (and discarding best); held cards are never live.
+        rel = _by_card(meld_partner_masks(hands) & unseen)
+        live = _by_card(unseen)
+        after, no_draw = after_each_draw_by_card(hands)
+        removal = np.maximum(dw - no_draw, 0)  # best single removal
+        # A card with fewer than two partners cannot meld: it can only replace the
+        # costliest removable card; the others read the exact value.
+        gain = np.where(rel, dw.astype(np.int16) - after,
+                        removal.astype(np.int16) - _VALUES16[:, None])
+        np.maximum(gain, 0, out=gain)
+        gain *= live
+        # Exact in int16: at most 52 terms of at most 100.
+        gain_sum = gain.sum(axis=0, dtype=np.int16).astype(np.int64)
+        count = np.maximum(np.bitwise_count(unseen), 1).astype(np.int64)
+        return gain_sum / count, removal
 
-    def _evaluate(self, view: ObsView, rows: np.ndarray, hands11: np.ndarray,
-                  after: np.ndarray, legal: np.ndarray
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Best plain discard per row of 11-card ``hands11``.
+    def _candidates(self, view: ObsView, rows: np.ndarray, hands11: np.ndarray,
+                    after: np.ndarray, legal: np.ndarray) -> Candidates:
+        """Best plain discard per row of 11-card ``hands11``, first half: the discards to
+        score, the ``candidates`` lowest-deadwood legal ones of each row, less those more
+        than ``prune`` above its best.
 
-        ``after`` (n, 52) is the deadwood after each discard, ``legal`` (n, 52)
-        the allowed discards.  Returns ``(card, score, deadwood)`` with score =
-        deadwood − potential·expected gain + danger.
+        ``after`` (n, 52) is the deadwood after each discard, ``legal`` (n, 52) the allowed
+        discards.  The phases ask for the candidates' expected gains together (see
+        :meth:`_run`) and :meth:`_pick` scores them.
         """
         p = self.params
-        n = rows.size
         cost = np.where(legal, after * 16 - _VALUES, np.iinfo(np.int64).max // 2)
         k = min(p.candidates, NUM_CARDS)
         order = np.argsort(cost, axis=1, kind="stable")[:, :k]
@@ -208,26 +336,38 @@ class StrongAgent:
         r, j = np.nonzero(valid)
         cards = order[r, j]
         h10 = hands11[r] & ~(np.uint64(1) << cards.astype(np.uint64))
-        dw = cand_after[r, j]
-        unseen = view.unseen_bits[rows][r]
-        gain, _ = self._expected_gain(h10, dw, unseen)
-        danger = self._danger(view, rows)[r, cards]
+        return Candidates(r, j, cards, h10, cand_after[r, j], view.unseen[rows][r],
+                          order, cand_after)
+
+    def _pick(self, view: ObsView, rows: np.ndarray, cand: Candidates, gain: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Best plain discard per row, second half: ``(card, score, deadwood)`` with score =
+        deadwood − potential·expected gain + danger, from :meth:`_candidates`' output and
+        their expected gains."""
+        p = self.params
+        n = rows.size
+        r = cand.r
+        danger = self._danger_at(view, rows, r, cand.cards)
         stage = 1.0 - np.clip(view.stock_size[rows][r] - 2, 0, 29) / 29.0
-        score = np.full((n, k), _BIG)
-        score[r, j] = dw - p.potential * gain + (p.danger + p.danger_late * stage) * danger
+        score = np.full((n, cand.order.shape[1]), _BIG)
+        score[r, cand.slot] = (cand.dw - p.potential * gain
+                               + (p.danger + p.danger_late * stage) * danger)
         pick = np.argmin(score, axis=1)
         idx = np.arange(n)
-        card = order[idx, pick]
-        best_dw = cand_after[idx, pick]
+        card = cand.order[idx, pick]
+        best_dw = cand.slot_after[idx, pick]
         return card, score[idx, pick], best_dw
 
     # ------------------------------------------------------------ discard phase
-    def _discard(self, view: ObsView, rows: np.ndarray) -> np.ndarray:
+    def _discard(self, view: ObsView, rows: np.ndarray) -> Phase:
+        """The discard phase's actions (a :meth:`_run` phase)."""
         mask = view.mask[rows].astype(bool)
         after = view.after_discard[rows]
         hands = view.hand[rows]
         out = np.empty(rows.size, np.int64)
-        card, _, _ = self._evaluate(view, rows, hands, after, mask[:, : A.KNOCK])
+        cand = self._candidates(view, rows, hands, after, mask[:, : A.KNOCK])
+        gain, _ = yield cand.request
+        card, _, _ = self._pick(view, rows, cand, gain)
         out[:] = card
 
         knock_legal = mask[:, A.KNOCK : A.DRAW_STOCK]
@@ -241,6 +381,18 @@ class StrongAgent:
         big = mask[:, A.BIG_GIN]
         out[big] = A.BIG_GIN
         return out
+
+    def _take_candidates(self, view: ObsView, sub: np.ndarray, hand: np.ndarray,
+                         top: np.ndarray) -> tuple[np.ndarray, Candidates]:
+        """The draw rows whose top card has a partner (indices into ``sub``) and their
+        discard candidates after taking it (the taken card kept)."""
+        full = np.flatnonzero(has_partner(unpack_masks(hand).astype(bool), top))
+        new = hand[full] | card_bit(top[full])
+        after = (deadwood_after_discard(new).astype(np.int64) if full.size
+                 else np.zeros((0, NUM_CARDS), np.int64))
+        legal = unpack_masks(new).astype(bool).reshape(-1, NUM_CARDS)
+        legal[np.arange(full.size), top[full]] = False
+        return full, self._candidates(view, sub[full], new, after, legal)
 
     def _want_knock(self, view: ObsView, rows: np.ndarray, kdw: np.ndarray) -> np.ndarray:
         p = self.params
@@ -280,7 +432,8 @@ class StrongAgent:
         return ours, their & ~ours
 
     # ------------------------------------------------------------ draw phases
-    def _draw(self, view: ObsView, rows: np.ndarray) -> np.ndarray:
+    def _draw(self, view: ObsView, rows: np.ndarray) -> Phase:
+        """The draw phases' actions (a :meth:`_run` phase)."""
         p = self.params
         mask = view.mask[rows].astype(bool)
         fallback = np.where(mask[:, A.PASS], A.PASS, A.DRAW_STOCK)
@@ -288,30 +441,27 @@ class StrongAgent:
         out = fallback.copy()
         idx = np.flatnonzero(can_take)
         if idx.size == 0:
+            yield NO_REQUEST
             return out
         sub = rows[idx]
         top = view.top[sub]
         hand = view.hand[sub]
         dw = view.deadwood[sub]
-        unseen = view.unseen_bits[sub]
+        unseen = view.unseen[sub]
+        full, cand = self._take_candidates(view, sub, hand, top)
+        # The hand now and, for a top card with a partner, the 11 cards after taking it.
+        (gain_now, removal), gain_cand = split_gains(
+            (yield join_requests((hand, dw, unseen), cand.request)), idx.size)
         # Stock: expected deadwood after the draw, with the hand's potential after it.
-        gain_now, removal = self._expected_gain(hand, dw, unseen)
         stock_value = dw - (1.0 + p.potential * p.stock_lookahead) * gain_now
         # Take, when the card has no meld partner in the hand: it stays deadwood, so the
         # best discard after taking it leaves dw - removal + value(top), with about the
         # same potential as now.
         take_dw = dw - removal + _VALUES[top]
         take_score = take_dw - p.potential * gain_now
-        partners = has_partner(unpack_masks(hand).astype(bool), top)
-        full = np.flatnonzero(partners)
         if full.size:
             # Take with a partner: evaluate the 11 cards exactly, the taken card kept.
-            f = sub[full]
-            new = hand[full] | card_bit(top[full])
-            after = deadwood_after_discard(new).astype(np.int64)
-            legal = unpack_masks(new).astype(bool)
-            legal[np.arange(full.size), top[full]] = False
-            _, take_score[full], take_dw[full] = self._evaluate(view, f, new, after, legal)
+            _, take_score[full], take_dw[full] = self._pick(view, sub[full], cand, gain_cand)
         take = take_score + p.take_margin < stock_value
         # Taking to knock at once is always worth it when knocking is wanted.
         knock_now = (take_dw <= view.knock_limit[sub]) & self._want_knock(view, sub, take_dw)
@@ -345,16 +495,32 @@ def _others_product(p: np.ndarray) -> np.ndarray:
     return out
 
 
-def _meld_partner_cards(bits: np.ndarray) -> np.ndarray:
-    """(n, 52) cards not held that would have two meld partners in the held ``bits``."""
-    h = bits.reshape(-1, 4, 13)
-    pad = np.zeros((*h.shape[:2], 2), bool)
-    x = np.concatenate([pad, h, pad], axis=2)
-    lo2, lo1 = x[:, :, 0:13], x[:, :, 1:14]
-    hi1, hi2 = x[:, :, 3:16], x[:, :, 4:17]
-    run = (lo2 & lo1) | (lo1 & hi1) | (hi1 & hi2)
-    sets = (h.sum(axis=1, keepdims=True) >= 2)
-    return ((run | sets) & ~h).reshape(-1, NUM_CARDS)
+def meld_partner_cards(hands: np.ndarray) -> np.ndarray:
+    """(n, 52) bool: the cards not in ``hands`` (uint64) that would have two meld partners
+    there (two cards of their rank, or two of a run window through them)."""
+    return unpack_masks(meld_partner_masks(hands)).view(bool)
 
 
-__all__ = ["StrongAgent", "StrongParams", "has_partner"]
+def meld_partner_masks(hands: np.ndarray) -> np.ndarray:
+    """:func:`meld_partner_cards` as (n,) uint64 card masks.
+
+    Bit operations on suit lanes (:mod:`hgin_env.bitlanes`): a shift stays in its suit.
+    """
+    x = bl.to_lanes(hands)
+    one, two = np.uint64(1), np.uint64(2)
+    lo1, hi1 = x << one, x >> one
+    run = (lo1 & (x << two)) | (lo1 & hi1) | (hi1 & (x >> two))
+    a, b, c, d = ((x >> np.uint64(16 * s)) & bl.SUIT_BITS for s in range(4))
+    two_up = (a & (b | c | d)) | (b & (c | d)) | (c & d)
+    cards = (run | bl.rank_columns(two_up)) & ~x & bl.LANE_CARDS
+    return bl.from_lanes(cards)
+
+
+def _by_card(masks: np.ndarray) -> np.ndarray:
+    """(52, n) bool: bit ``c`` of each of the (n,) uint64 ``masks``, card-major."""
+    return (masks[None, :] & _CARD_BITS) != 0
+
+
+__all__ = ["NO_REQUEST", "Candidates", "Phase", "Request", "StrongAgent", "StrongParams",
+           "has_partner", "join_requests", "meld_partner_cards", "meld_partner_masks",
+           "split_gains"]

@@ -119,7 +119,7 @@ def segment_starts(origin: np.ndarray) -> np.ndarray:
     return np.flatnonzero(np.r_[True, origin[1:] != origin[:-1]])
 
 
-def _split_candidates(lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def split_candidates(lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Hands with a set candidate: ``(single, single_set_cards, general)``.
 
     Most candidate hands have exactly one rank of exactly three cards, whose
@@ -149,7 +149,7 @@ def _min_over_set_choices(
     per hand.  Shared by every minimiser so the set logic lives in one place.
     """
     out = evaluate(lanes)
-    single, set_cards, general = _split_candidates(lanes)
+    single, set_cards, general = split_candidates(lanes)
     if single.size:
         out[single] = np.minimum(out[single], evaluate(lanes[single] & ~set_cards))
     if general.size:
@@ -375,6 +375,7 @@ __all__ = [
     "min_deadwood",
     "min_deadwood_after_discard",
     "segment_starts",
+    "split_candidates",
     "split_melds",
 ]
 
