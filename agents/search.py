@@ -60,7 +60,8 @@ from hgin_env.observation import (
 from hgin_env.rules import Rules, load_rules
 from hgin_env.state import STOCK_START, GameState
 
-__all__ = ["SearchAgent", "SearchConfig", "WorldSampler", "Worlds", "parse_search_spec"]
+__all__ = ["SearchAgent", "SearchConfig", "WorldSampler", "Worlds", "paired_choice",
+           "parse_search_spec"]
 
 _SPEC = observation_spec()
 _U64 = np.uint64
@@ -143,6 +144,28 @@ class SearchConfig:
 
 def _is_knock(action: int) -> bool:
     return bool(A.KNOCK <= action < A.DRAW_STOCK)
+
+
+def paired_choice(q: np.ndarray, need: np.ndarray, independent: int | None,
+                  confidence: float, allowed: np.ndarray | None = None) -> int:
+    """Index of the candidate to play given values ``q`` (worlds, candidates): 0 (the
+    blueprint's) unless another gains more than its ``need`` over it and ``confidence``
+    standard errors of the paired difference over ``independent`` worlds (``None``:
+    exact worlds, the margin alone decides).  ``allowed`` masks candidates out."""
+    gain = q - q[:, :1]
+    mean = gain.mean(axis=0)
+    score = mean - need
+    if allowed is not None:
+        score = np.where(allowed, score, -np.inf)
+    best = int(np.argmax(score))
+    if best == 0 or score[best] <= 0:
+        return 0
+    if independent is None:
+        return best
+    if independent < 2:
+        return 0
+    se = gain[:, best].std(ddof=1) / np.sqrt(independent)
+    return best if mean[best] > confidence * se else 0
 
 
 def parse_search_spec(spec: str) -> SearchConfig:
@@ -592,19 +615,9 @@ class SearchAgent:
         the independent worlds only (by default the distinct hands: resampling repeats
         likely hands; repeats are not independent evidence).
         """
-        gain = q - q[:, :1]
-        mean = gain.mean(axis=0)
         knocks = np.array([_is_knock(c) for c in candidates])
         need = self.config.margin + self.config.knock_margin * (knocks != knocks[0])
-        best = int(np.argmax(mean - need))
-        if best == 0 or mean[best] <= need[best]:
-            return 0
-        if independent is None:
-            return best
-        if independent < 2:
-            return 0
-        se = gain[:, best].std(ddof=1) / np.sqrt(independent)
-        return best if mean[best] > self.config.confidence * se else 0
+        return paired_choice(q, need, independent, self.config.confidence)
 
     def _to_search(self, x: np.ndarray, mask: np.ndarray,
                    probs: np.ndarray) -> tuple[np.ndarray, list[list[int]]]:

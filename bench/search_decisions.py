@@ -1,9 +1,9 @@
 """Search, one decision at a time: how well each estimate picks moves, against the truth.
 
-Run: ``python bench/search_decisions.py collect --matches 40 --opponent strong --out d.pkl``,
-then ``python bench/search_decisions.py estimate d.pkl --estimates search:samples=16
+Run: ``python bench/search_decisions.py collect --matches 40 --opponent strong --out d.npz``,
+then ``python bench/search_decisions.py estimate d.npz --estimates search:samples=16
 search:belief=net`` (values added to the file), then ``python bench/search_decisions.py
-rules d.pkl`` (a table of decision rules, nothing played).
+rules d.npz`` (a table of decision rules, nothing played).
 
 Match win rates need hundreds of duplicate matches to tell two settings apart by a
 point or two.  This bench measures search where it acts: every decision the search
@@ -32,10 +32,11 @@ scope), on positions the blueprint really reaches against an opponent.
 from __future__ import annotations
 
 import argparse
+import json
 import math
-import pickle
 import sys
 import time
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np
 
 from agents import make_agent
-from agents.search import SearchAgent, Worlds, _is_knock, _View, parse_search_spec
+from agents.search import (
+    SearchAgent,
+    SearchConfig,
+    Worlds,
+    _is_knock,
+    _View,
+    paired_choice,
+    parse_search_spec,
+)
 from bench.search_diagnosis import TrueStateArena, _Bound
 from hgin_env.cards import NUM_CARDS
 from hgin_env.rules import load_rules
@@ -229,6 +238,101 @@ def _fill_belief_features(views: list[_View]) -> None:
                          "(collect again with this version)")
 
 
+# --------------------------------------------------------------------------- the file
+
+#: A study file larger than this is refused before it is read (60 matches make ~100 MB).
+MAX_STUDY_BYTES = 4 << 30
+_ARRAYS = ("scores", "wins", "decided", "winner")
+
+
+def save_study(study: Study, path: Path) -> None:
+    """The study as one ``.npz`` of plain arrays and a JSON header (never a pickle)."""
+    views = [d.view for d in study.decisions]
+    head = {"kind": "hgin-search-decisions", "opponent": study.opponent,
+            "blueprint": study.blueprint, "rules": study.rules, "seed": study.seed,
+            "matches": study.matches, "seconds": study.seconds,
+            "names": list(study.values), "independent": study.independent,
+            "decisions": [{"view": {k: (v.tolist() if isinstance(v, np.ndarray) else v)
+                                    for k, v in d.view.__dict__.items() if k != "belief_x"},
+                           "candidates": [int(c) for c in d.candidates],
+                           "probs": [float(p) for p in d.probs], "opp_hand": int(d.opp_hand),
+                           "match": d.match, "pair": d.pair} for d in study.decisions]}
+    arrays: dict[str, np.ndarray] = {
+        "head": np.frombuffer(json.dumps(head).encode(), np.uint8),
+        "stock_keys": np.array([d.stock_keys for d in study.decisions]).reshape(-1, NUM_CARDS),
+        "has_belief": np.array([v.belief_x is not None for v in views], bool)}
+    feats = [v.belief_x for v in views if v.belief_x is not None]
+    arrays["belief_x"] = np.array(feats, np.float32) if feats else np.zeros((0, 0), np.float32)
+    for i, name in enumerate(study.values):
+        arrays[f"values_{i}"] = np.concatenate([v.reshape(-1) for v in study.values[name]]) \
+            if study.values[name] else np.zeros(0)
+        arrays[f"shapes_{i}"] = np.array([v.shape for v in study.values[name]],
+                                         np.int64).reshape(-1, 2)
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
+
+
+class BadInput(SystemExit):
+    """A one-line error for the command line: :func:`main` prints it and exits with 2."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(2)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def load_study(path: Path) -> Study:
+    """A study written by :func:`save_study`; anything else is a :class:`BadInput`.
+
+    The file is a user's input: its size is bounded, its zip directory is read first
+    (``np.savez`` stores entries uncompressed, so they may not declare more bytes than
+    the file holds), and it is read with ``allow_pickle=False``.
+    """
+    try:
+        size = path.stat().st_size
+        with zipfile.ZipFile(path) as archive:
+            declared = sum(e.file_size for e in archive.infolist())
+    except (OSError, zipfile.BadZipFile, ValueError, EOFError) as exc:
+        raise BadInput(f"{path} is not a decision study file (not a readable .npz archive: "
+                       f"{str(exc)[:120]})") from None
+    if size > MAX_STUDY_BYTES or declared > size:
+        raise BadInput(f"{path}: {size:,} bytes declaring {declared:,} unpacked; a study "
+                       f"file is at most {MAX_STUDY_BYTES:,} bytes and stored uncompressed")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            head = json.loads(bytes(data["head"]).decode())
+            if head.get("kind") != "hgin-search-decisions":
+                raise ValueError("not written by this script")
+            keys, has_belief = data["stock_keys"], data["has_belief"]
+            feats = iter(data["belief_x"])
+            study = Study(str(head["opponent"]), str(head["blueprint"]), str(head["rules"]),
+                          int(head["seed"]), int(head["matches"]))
+            for j, d in enumerate(head["decisions"]):
+                v = dict(d["view"])
+                for k in _ARRAYS:
+                    v[k] = np.array(v[k])
+                v["events"] = [(dict(e), int(a)) for e, a in v["events"]]
+                view = _View(**v, belief_x=next(feats) if has_belief[j] else None)
+                study.decisions.append(Decision(view, list(d["candidates"]),
+                                                np.array(d["probs"], np.float64),
+                                                int(d["opp_hand"]), keys[j], int(d["match"]),
+                                                int(d["pair"])))
+            for i, name in enumerate(head["names"]):
+                flat, shapes = data[f"values_{i}"], data[f"shapes_{i}"]
+                ends = np.cumsum(shapes.prod(axis=1))
+                study.values[name] = [flat[e - r * c:e].reshape(r, c)
+                                      for (r, c), e in zip(shapes, ends, strict=True)]
+                study.independent[name] = list(head["independent"][name])
+            study.seconds = {str(k): float(x) for k, x in head["seconds"].items()}
+    except (ValueError, KeyError, TypeError, OSError, StopIteration, IndexError,
+            json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise BadInput(f"{path} is not a decision study file ({type(exc).__name__}: "
+                       f"{str(exc)[:120]})") from None
+    return study
+
+
 # --------------------------------------------------------------------------- rules
 
 
@@ -236,13 +340,13 @@ def _fill_belief_features(views: list[_View]) -> None:
 class Rule:
     """How a search turns its estimate into a move (the knobs of ``_decide`` and scope)."""
 
-    margin: float = 0.05
-    confidence: float = 2.0
-    knocks: bool = False
-    knock_margin: float = 0.15
-    prior: float = 0.0
-    uncertain: float = 0.6
-    top_k: int = 3
+    margin: float = SearchConfig.margin
+    confidence: float = SearchConfig.confidence
+    knocks: bool = SearchConfig.knocks
+    knock_margin: float = SearchConfig.knock_margin
+    prior: float = 0.0  # not a search knob: an extra margin per nat of the blueprint's preference
+    uncertain: float = SearchConfig.uncertain
+    top_k: int = SearchConfig.top_k
 
     def label(self) -> str:
         return ",".join(f"{k}={v}" for k, v in self.__dict__.items()
@@ -270,20 +374,9 @@ def choose(rule: Rule, q: np.ndarray, candidates: list[int], probs: np.ndarray,
                 allowed[extra[0]] = True
     if allowed.sum() < 2:
         return 0
-    gain = q - q[:, :1]
-    mean = gain.mean(axis=0)
     need = rule.margin + rule.knock_margin * (knocks != knocks[0])
     need = need + rule.prior * np.maximum(np.log(probs[0]) - np.log(np.maximum(probs, 1e-9)), 0)
-    score = np.where(allowed, mean - need, -np.inf)
-    best = int(np.argmax(score))
-    if best == 0 or score[best] <= 0:
-        return 0
-    if independent is None:
-        return best
-    if independent < 2:
-        return 0
-    se = gain[:, best].std(ddof=1) / math.sqrt(independent)
-    return best if mean[best] > rule.confidence * se else 0
+    return paired_choice(q, need, independent, rule.confidence, allowed)
 
 
 def evaluate_rule(study: Study, estimate_name: str, rule: Rule,
@@ -330,12 +423,12 @@ def parse_rule(text: str) -> Rule:
     for part in filter(None, (p.strip() for p in text.split(","))):
         key, _, value = part.partition("=")
         if key not in kinds:
-            raise SystemExit(f"rule {text!r}: unknown key {key!r} (one of {', '.join(kinds)})")
+            raise BadInput(f"rule {text!r}: unknown key {key!r} (one of {', '.join(kinds)})")
         try:
             values[key] = value.lower() in ("true", "1") if kinds[key] is bool \
                 else kinds[key](value)
         except ValueError:
-            raise SystemExit(f"rule {text!r}: bad value for {key}: {value!r}") from None
+            raise BadInput(f"rule {text!r}: bad value for {key}: {value!r}") from None
     return Rule(**values)
 
 
@@ -374,6 +467,15 @@ def summary(study: Study) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line; a bad file or rule is one line on stderr and exit status 2."""
+    try:
+        return _main(argv)
+    except BadInput as exc:
+        print(f"search_decisions: {exc}", file=sys.stderr)
+        return 2
+
+
+def _main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -414,23 +516,23 @@ def main(argv: list[str] | None = None) -> int:
             for spec in args.estimates:
                 estimate(study, spec, args.seed)
         if args.out is not None:
-            args.out.write_bytes(pickle.dumps(study))
+            save_study(study, args.out)
         print(summary(study))
         if args.cmd == "run":
             rules = [parse_rule(text) for text in args.rule] if args.rule else DEFAULT_RULES
             print(rules_table(study, rules))
         return 0
-    study = pickle.loads(args.file.read_bytes())
+    study = load_study(args.file)
     if args.cmd == "estimate":
         for spec in args.estimates:
             estimate(study, spec, args.seed)
-            args.file.write_bytes(pickle.dumps(study))
+            save_study(study, args.file)
             print(f"{spec}: {study.seconds[spec]:.0f} CPU s", flush=True)
         return 0
     for path in args.more:
-        other = pickle.loads(path.read_bytes())
+        other = load_study(path)
         if [d.match for d in other.decisions] != [d.match for d in study.decisions]:
-            raise SystemExit(f"{path}: not the decisions of {args.file}")
+            raise BadInput(f"{path}: not the decisions of {args.file}")
         for name in ("values", "independent", "seconds"):
             getattr(study, name).update(getattr(other, name))
     rules = [parse_rule(text) for text in args.rule] if args.rule else DEFAULT_RULES

@@ -16,8 +16,10 @@ from bench.search_decisions import (
     collect,
     estimate,
     evaluate_rule,
+    load_study,
     main,
     parse_rule,
+    save_study,
     truth,
 )
 from hgin_env import actions as A
@@ -111,7 +113,7 @@ def test_netlik_weights_the_networks_hands(study) -> None:  # type: ignore[no-un
 
 
 def test_main_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    out = tmp_path / "d.pkl"
+    out = tmp_path / "d.npz"
     assert main(["collect", "--matches", "2", "--truth", "2", "--out", str(out)]) == 0
     assert main(["estimate", str(out), "--estimates", "oracle-hand:samples=2"]) == 0
     assert main(["rules", str(out)]) == 0
@@ -130,3 +132,35 @@ def test_run_does_it_all_in_one_go(capsys: pytest.CaptureFixture[str]) -> None:
         parse_rule("nope=1")
     with pytest.raises(SystemExit, match="bad value for prior"):
         parse_rule("prior=high")
+
+
+def test_the_study_file_round_trips_without_pickle(study, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    estimate(study, "oracle", 0)
+    path = tmp_path / "s.npz"
+    save_study(study, path)
+    back = load_study(path)
+    assert back.matches == study.matches and len(back.decisions) == len(study.decisions)
+    for a, b in zip(study.decisions, back.decisions, strict=True):
+        assert a.candidates == b.candidates and a.opp_hand == b.opp_hand
+        assert np.array_equal(a.stock_keys, b.stock_keys) and np.allclose(a.probs, b.probs)
+        assert a.view.events == b.view.events and np.array_equal(a.view.scores, b.view.scores)
+        assert np.array_equal(a.view.belief_x, b.view.belief_x)
+    for name in study.values:
+        assert all(np.array_equal(x, y)
+                   for x, y in zip(study.values[name], back.values[name], strict=True))
+    assert back.independent == study.independent
+    with np.load(path, allow_pickle=False) as data:  # plain arrays only
+        assert all(data[k].dtype != object for k in data.files)
+
+
+@pytest.mark.parametrize("content", [b"garbage", b"PK\x03\x04broken"])
+def test_a_bad_study_file_is_one_line_and_exit_2(content: bytes, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "bad.npz"
+    path.write_bytes(content)
+    assert main(["rules", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "is not a decision study file" in err and "\n" not in err
+    np.savez(path, head=np.frombuffer(b'{"kind": "other"}', np.uint8))
+    assert main(["rules", str(path)]) == 2
+    assert "not written by this script" in capsys.readouterr().err

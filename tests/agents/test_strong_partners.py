@@ -18,6 +18,10 @@ from agents.strong import StrongAgent, meld_partner_cards
 from hgin_env.engine import VectorGame
 from tests.helpers.strategies import fast_settings, hands, meld_dense_hands
 
+#: Batches of hands of any size up to eleven, meld-rich ones among them.
+HAND_LISTS = st.lists(st.one_of(st.integers(0, 11).flatmap(hands), meld_dense_hands(10)),
+                      min_size=1, max_size=8)
+
 
 def _slow_partner_cards(mask: int) -> list[bool]:
     """Per card not held: two held cards of its rank, or both other cards of a run window
@@ -35,8 +39,7 @@ def _slow_partner_cards(mask: int) -> list[bool]:
 
 
 @fast_settings()
-@given(st.lists(st.one_of(st.integers(0, 11).flatmap(hands), meld_dense_hands(10)),
-                min_size=1, max_size=8))
+@given(HAND_LISTS)
 def test_meld_partner_cards_matches_the_loop(masks):
     got = meld_partner_cards(np.array(masks, np.uint64))
     assert got.shape == (len(masks), 52) and got.dtype == bool
@@ -57,8 +60,7 @@ def _slow_isolated(mask: int) -> int:
 
 
 @fast_settings()
-@given(st.lists(st.one_of(st.integers(0, 11).flatmap(hands), meld_dense_hands(10)),
-                min_size=1, max_size=8))
+@given(HAND_LISTS)
 def test_isolated_count_matches_the_loop(masks):
     got = isolated_count(np.array(masks, np.uint64))
     assert got.tolist() == [_slow_isolated(m) for m in masks]
