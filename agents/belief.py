@@ -25,10 +25,12 @@ from hgin_env import actions as A
 from hgin_env.cards import NUM_CARDS, unpack_masks
 from hgin_env.observation import STOCK_SCALE, observation_spec
 
-__all__ = ["BELIEF_PATH", "FEATURES", "MAX_HIDDEN", "BeliefNet", "belief_features", "load_belief",
-           "sample_hands"]
+__all__ = ["BELIEF_PATH", "FEATURES", "HAND_BELIEF_PATH", "MAX_HIDDEN", "BeliefNet",
+           "belief_features", "load_belief", "sample_hands"]
 
 BELIEF_PATH = Path(__file__).resolve().parent / "pretrained" / "belief.pt"
+#: The shipped conditional network (whole hands, card by card): ``search:belief=hand``.
+HAND_BELIEF_PATH = BELIEF_PATH.with_name("belief_hand.pt")
 _SPEC = observation_spec()
 _PLANES = ("own", "opp_known", "unseen", "pile", "opp_discarded", "opp_discard_recent",
            "opp_declined", "opp_declined_recent", "my_discarded")
@@ -95,14 +97,24 @@ def belief_features(x: np.ndarray, history: np.ndarray, length: np.ndarray,
 
 
 class BeliefNet:
-    """The network: features -> one logit per card (the opponent holds it)."""
+    """The network: features -> one logit per card (the opponent holds it).
 
-    def __init__(self, hidden: int = 256, state: dict[str, Any] | None = None) -> None:
+    A ``conditional`` network also reads the cards already drawn for the hand being
+    sampled (a 52-card plane) and predicts the rest: hands are then drawn one card
+    at a time (:meth:`sample`), so the cards of a meld the opponent likely keeps come
+    together or not at all, where independent marginals mix halves of different
+    melds.  With nothing drawn it gives the same kind of marginals as the plain one.
+    """
+
+    def __init__(self, hidden: int = 256, state: dict[str, Any] | None = None,
+                 conditional: bool = False) -> None:
         import torch
         from torch import nn
 
         self.hidden = hidden
-        self.module = nn.Sequential(nn.Linear(FEATURES, hidden), nn.ReLU(),
+        self.conditional = conditional
+        width = FEATURES + (NUM_CARDS if conditional else 0)
+        self.module = nn.Sequential(nn.Linear(width, hidden), nn.ReLU(),
                                     nn.Linear(hidden, hidden), nn.ReLU(),
                                     nn.Linear(hidden, NUM_CARDS))
         if state is not None:
@@ -110,21 +122,90 @@ class BeliefNet:
         self.module.eval()
         self._torch = torch
 
-    def marginals(self, features: np.ndarray, unseen: np.ndarray, hidden_count: np.ndarray
-                  ) -> np.ndarray:
+    def inputs(self, features: np.ndarray, drawn: np.ndarray | None = None) -> np.ndarray:
+        """The network's input rows: the features, and (conditional) the drawn-card plane."""
+        features = np.asarray(features, np.float32)
+        if not self.conditional:
+            return features
+        if drawn is None:
+            drawn = np.zeros((features.shape[0], NUM_CARDS), np.float32)
+        return np.concatenate([features, np.asarray(drawn, np.float32)], axis=1)
+
+    def marginals(self, features: np.ndarray, unseen: np.ndarray, hidden_count: np.ndarray,
+                  drawn: np.ndarray | None = None) -> np.ndarray:
         """(B, 52) probabilities that the opponent holds each card, summing to the count.
 
         Cards outside ``unseen`` (B, 52) get 0; the rest are rescaled in log-odds so
-        that each row sums to its ``hidden_count`` (the opponent's hidden cards).
+        that each row sums to its ``hidden_count`` (the opponent's hidden cards).  For a
+        conditional network, ``drawn`` (B, 52) are cards already taken as held: pass
+        ``unseen`` without them and the count of the cards still to draw.
         """
         torch = self._torch
         with torch.no_grad():
-            logits = self.module(torch.as_tensor(features, dtype=torch.float32)).numpy()
+            x = torch.as_tensor(self.inputs(features, drawn), dtype=torch.float32)
+            logits = self.module(x).numpy()
         return _calibrate(logits.astype(np.float64), unseen.astype(bool),
                           np.asarray(hidden_count, np.float64))
 
+    def sample(self, features: np.ndarray, unseen: np.ndarray, counts: np.ndarray, n: int,
+               gens: list[np.random.Generator]) -> list[np.ndarray]:
+        """``n`` hands (uint64 masks) per row, each row's draws from its own generator.
+
+        A plain network draws from its marginals (:func:`sample_hands`).  A conditional
+        one draws card by card: the next card with chance proportional to its
+        probability given the cards drawn so far (exact for a random order of the
+        hand's cards), every row's ``n`` hands advancing in one batched call a step.
+        """
+        features = np.asarray(features, np.float32)
+        unseen = np.asarray(unseen, bool)
+        counts = np.asarray(counts, np.int64)
+        rows = len(gens)
+        if features.shape[0] != rows or unseen.shape[0] != rows or counts.shape[0] != rows:
+            raise ValueError(f"sample: {features.shape[0]} feature rows, {unseen.shape[0]} "
+                             f"unseen rows, {counts.shape[0]} counts and {rows} generators "
+                             "(one each per row)")
+        if not self.conditional:
+            marginals = self.marginals(features, unseen, counts)
+            return [sample_hands(marginals[j], int(counts[j]), n, gen)
+                    for j, gen in enumerate(gens)]
+        steps = int(counts.max(initial=0))
+        # Each row's uniforms come from its own generator, exactly one per card of each of
+        # its hands: the generator is left where it would be with the row alone in the
+        # batch (the search draws its stock orders from it next).
+        u = np.zeros((rows, steps, n))
+        for j, gen in enumerate(gens):
+            u[j, : counts[j]] = gen.random((int(counts[j]), n))
+        feats = np.repeat(features, n, axis=0)
+        avail = np.repeat(unseen, n, axis=0)
+        left = np.repeat(counts, n)
+        drawn = np.zeros((rows * n, NUM_CARDS), np.float32)
+        flat_u = u.transpose(0, 2, 1).reshape(rows * n, steps)
+        for t in range(steps):
+            live = np.flatnonzero(left > 0)
+            if live.size == 0:
+                break
+            with self._torch.no_grad():
+                x = self._torch.as_tensor(self.inputs(feats[live], drawn[live]))
+                logits = self.module(x).numpy().astype(np.float64)
+            p = _calibrate_newton(logits, avail[live], left[live])
+            cum = np.cumsum(p, axis=1)
+            pick = (cum < flat_u[live, t, None] * cum[:, -1:]).sum(axis=1)
+            pick = np.minimum(pick, NUM_CARDS - 1)
+            # Never a card outside the available set (a rounding edge at the top end).
+            bad = ~avail[live, pick]
+            if bad.any():
+                pick[bad] = np.argmax(np.where(avail[live[bad]], p[bad], -1.0), axis=1)
+            drawn[live, pick] = 1.0
+            avail[live, pick] = False
+            left[live] -= 1
+        bits = np.where(drawn > 0.5, np.uint64(1) << np.arange(NUM_CARDS, dtype=np.uint64),
+                        np.uint64(0))
+        masks = np.bitwise_or.reduce(bits, axis=1).reshape(rows, n)
+        return [masks[j] for j in range(rows)]
+
     def save(self, path: Path | str) -> None:
         self._torch.save({"kind": "hgin-belief", "features": FEATURES, "hidden": self.hidden,
+                          "conditional": self.conditional,
                           "state": self.module.state_dict()}, str(path))
 
 
@@ -139,6 +220,19 @@ def _calibrate(logits: np.ndarray, unseen: np.ndarray, count: np.ndarray) -> np.
         hi = np.where(high, shift, hi)
         lo = np.where(high, lo, shift)
     return p
+
+
+def _calibrate_newton(logits: np.ndarray, unseen: np.ndarray, count: np.ndarray,
+                      steps: int = 8) -> np.ndarray:
+    """:func:`_calibrate` by Newton's method from no shift (a trained network's rows need
+    a small one): a few steps instead of forty halvings, for the card-by-card draws."""
+    shift = np.zeros(logits.shape[0])
+    count = np.asarray(count, np.float64)
+    for _ in range(steps):
+        p = np.where(unseen, 1.0 / (1.0 + np.exp(-(logits + shift[:, None]))), 0.0)
+        slope = np.maximum((p * (1.0 - p)).sum(axis=1), 1e-9)
+        shift += np.clip((count - p.sum(axis=1)) / slope, -4.0, 4.0)
+    return np.where(unseen, 1.0 / (1.0 + np.exp(-(logits + shift[:, None]))), 0.0)
 
 
 #: The widest hidden layer a belief file may declare (the shipped one has 256).
@@ -173,8 +267,11 @@ def load_belief(path: Path | str = BELIEF_PATH) -> BeliefNet:
     if isinstance(hidden, bool) or not isinstance(hidden, int) or not 1 <= hidden <= MAX_HIDDEN:
         raise ValueError(f"{path}: a belief network's width must be an integer in "
                          f"1..{MAX_HIDDEN}, got {hidden!r}")
+    conditional = data.get("conditional", False)
+    if not isinstance(conditional, bool):
+        raise ValueError(f"{path}: 'conditional' must be true or false, got {conditional!r}")
     try:
-        return BeliefNet(hidden, data.get("state"))
+        return BeliefNet(hidden, data.get("state"), conditional)
     except (RuntimeError, TypeError, AttributeError) as exc:
         raise ValueError(f"{path}: its weights do not fit a belief network of width "
                          f"{hidden}: {str(exc).splitlines()[0][:200]}") from None

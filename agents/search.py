@@ -60,10 +60,12 @@ from hgin_env.observation import (
 from hgin_env.rules import Rules, load_rules
 from hgin_env.state import STOCK_START, GameState
 
-__all__ = ["SearchAgent", "SearchConfig", "WorldSampler", "Worlds", "paired_choice",
-           "parse_search_spec"]
+__all__ = ["NETWORK_BELIEFS", "SearchAgent", "SearchConfig", "WorldSampler", "Worlds",
+           "paired_choice", "parse_search_spec"]
 
 _SPEC = observation_spec()
+#: The beliefs read from a network file (:mod:`agents.belief`).
+NETWORK_BELIEFS = ("net", "hand", "netlik")
 _U64 = np.uint64
 _ONE = np.uint64(1)
 ME, OPP = 0, 1
@@ -110,11 +112,15 @@ class SearchConfig:
     threads: int = 1
     #: Where the opponent hands come from: ``likelihood`` (uniform hands weighted by the
     #: blueprint's likelihood of the opponent's public choices) or ``net`` (drawn from a
-    #: learned belief network's card marginals, :mod:`agents.belief`; equal weights), or
+    #: learned belief network's card marginals, :mod:`agents.belief`; equal weights),
+    #: ``hand`` (whole hands drawn card by card from the conditional network
+    #: ``belief_hand.pt``, which knows which cards go together; ``samples`` hands,
+    #: equal weights, ``particles`` unused), or
     #: ``netlik`` (the network's hands, weighted by the blueprint's tempered likelihood:
     #: the network knows the cards one by one, the likelihood how they fit together).
     belief: str = "likelihood"
-    #: With ``belief=net`` or ``netlik``: the network's file (empty: the shipped ``belief.pt``).
+    #: With a network belief: the network's file (empty: the shipped ``belief.pt``, or
+    #: ``belief_hand.pt`` for ``hand``).
     belief_file: str = ""
 
     def __post_init__(self) -> None:
@@ -135,9 +141,9 @@ class SearchConfig:
             raise ValueError(f"search temper must be in 0..1, got {self.temper!r}")
         if not 0.0 < self.epsilon <= 1.0:
             raise ValueError(f"search epsilon must be in (0, 1], got {self.epsilon!r}")
-        if self.belief not in ("likelihood", "net", "netlik"):
-            raise ValueError(f"search belief must be 'likelihood', 'net' or 'netlik', got "
-                             f"{self.belief!r}")
+        if self.belief not in ("likelihood", *NETWORK_BELIEFS):
+            raise ValueError(f"search belief must be 'likelihood', 'net', 'hand' or 'netlik', "
+                             f"got {self.belief!r}")
         if not 0.0 <= self.points_coef <= 100.0:
             raise ValueError(f"search points_coef must be in 0..100, got {self.points_coef!r}")
 
@@ -524,11 +530,19 @@ class SearchAgent:
         #: Where the searched decisions' worlds come from: ``None`` (the search's own
         #: belief, :meth:`sample_worlds`), or a :class:`WorldSampler` (measurements only).
         self.worlds = worlds
-        self._belief_net: Any = None  # belief=net: the network, loaded here (a bad file
-        if self.config.belief in ("net", "netlik"):  # is a one-line error now, not mid-match)
-            from agents.belief import BELIEF_PATH, load_belief
+        self._belief_net: Any = None  # the network, loaded here (a bad file is a
+        if self.config.belief in NETWORK_BELIEFS:  # one-line error now, not mid-match)
+            from agents.belief import BELIEF_PATH, HAND_BELIEF_PATH, load_belief
 
-            self._belief_net = load_belief(self.config.belief_file or BELIEF_PATH)
+            hand = self.config.belief == "hand"
+            path = self.config.belief_file or (HAND_BELIEF_PATH if hand else BELIEF_PATH)
+            self._belief_net = load_belief(path)
+            if self._belief_net.conditional != hand:  # each draws its own kind of hands
+                raise ValueError(
+                    f"search belief={self.config.belief} needs a "
+                    f"{'conditional' if hand else 'plain (card marginals)'} belief network; "
+                    f"{path} is {'conditional' if self._belief_net.conditional else 'plain'}"
+                    f" (use belief={'hand' if self._belief_net.conditional else 'net'})")
         self.rules = load_rules(rules)
         if blueprint is None:
             raise ValueError(f"SearchAgent needs its blueprint agent (config.blueprint is "
@@ -584,7 +598,7 @@ class SearchAgent:
         gens = [np.random.default_rng(int(seeds[i])) for i in rows]
         views = [_replay(x[i], obs["history"][i], int(obs["history_len"][i]),
                          int(obs["upcard"][i]), self.rules) for i in rows]
-        if self.config.belief in ("net", "netlik"):
+        if self.config.belief in NETWORK_BELIEFS:
             from agents.belief import belief_features
 
             feats = belief_features(x[rows], np.asarray(obs["history"])[rows],
@@ -662,7 +676,7 @@ class SearchAgent:
         every view's particles come from one blueprint call.
         """
         cfg = self.config
-        if cfg.belief == "net":
+        if cfg.belief in ("net", "hand"):
             return self._net_particles(views, gens)
         proposal = self._net_particles(views, gens) if cfg.belief == "netlik" else None
         hidden, befores, priors = [], [], []
@@ -686,16 +700,19 @@ class SearchAgent:
 
     def _net_particles(self, views: list[_View], gens: list[np.random.Generator]
                        ) -> list[tuple[np.ndarray, np.ndarray]]:
-        """``belief=net``: hands drawn from the belief network's marginals, equal weights."""
-        from agents.belief import sample_hands
+        """``belief=net`` or ``hand``: hands drawn from the belief network, equal weights.
 
+        A conditional network's hands (``hand``) cost a network call per card, and with
+        equal weights drawing more than ``samples`` of them only to keep ``samples`` gains
+        nothing: it draws ``samples`` (``particles`` is not used).
+        """
         feats = np.stack([v.belief_x for v in views])
         unseen = unpack_masks(np.array([v.unseen for v in views], _U64)).astype(bool)
         counts = 10 - popcount64(np.array([v.opp_known for v in views], _U64)).astype(np.int64)
-        marginals = self._belief_net.marginals(feats, unseen, counts)
-        n = self.config.particles
-        return [(sample_hands(marginals[j], int(counts[j]), n, gen), np.full(n, 1.0 / n))
-                for j, gen in enumerate(gens)]
+        net = self._belief_net
+        n = self.config.samples if net.conditional else self.config.particles
+        hands = net.sample(feats, unseen, counts, n, gens)
+        return [(h, np.full(n, 1.0 / n)) for h in hands]
 
     def resample(self, hidden: np.ndarray, weights: np.ndarray,
                  gen: np.random.Generator) -> np.ndarray:

@@ -27,6 +27,8 @@ scope), on positions the blueprint really reaches against an opponent.
   gain over the blueprint's move summed per match, with a 95% interval over the
   duplicate pairs.  A rule that gains under ``truth`` should win matches; one that
   gains only under ``truth-bp`` exploits a model of the opponent that is wrong.
+  ``--versus NAME`` adds each estimate's gain minus ``NAME``'s, paired on the same
+  decisions (two beliefs compared on the same moves and the same truth).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ import numpy as np
 
 from agents import make_agent
 from agents.search import (
+    NETWORK_BELIEFS,
     SearchAgent,
     SearchConfig,
     Worlds,
@@ -194,7 +197,7 @@ def estimate(study: Study, spec: str, seed: int, chunk: int = 64) -> None:
     for part in _chunks(len(study.decisions), chunk):
         ds = [study.decisions[i] for i in part]
         views = [d.view for d in ds]
-        if cfg.belief in ("net", "netlik"):
+        if cfg.belief in NETWORK_BELIEFS:
             _fill_belief_features(views)
         gens = [np.random.default_rng([seed, 1, i]) for i in part]
         worlds = agent.sample_worlds(views, gens)
@@ -379,9 +382,10 @@ def choose(rule: Rule, q: np.ndarray, candidates: list[int], probs: np.ndarray,
     return paired_choice(q, need, independent, rule.confidence, allowed)
 
 
-def evaluate_rule(study: Study, estimate_name: str, rule: Rule,
-                  truth_name: str = "truth") -> dict[str, float]:
-    """Changes made and the truth's gain over the blueprint, per match (95% over pairs)."""
+def pair_gains(study: Study, estimate_name: str, rule: Rule, truth_name: str = "truth"
+               ) -> tuple[np.ndarray, int]:
+    """The truth's gain over the blueprint per duplicate pair (the mean of its two matches),
+    and the number of decisions the rule changed."""
     gains = np.zeros(study.matches)
     changed = 0
     for d, q, n, t in zip(study.decisions, study.values[estimate_name],
@@ -394,11 +398,30 @@ def evaluate_rule(study: Study, estimate_name: str, rule: Rule,
     pairs = np.unique([d.pair for d in study.decisions])
     per_pair = np.array([gains[[m for m in range(study.matches) if m // 2 == p]].sum()
                          for p in pairs]) / 2.0
+    return per_pair, changed
+
+
+def _mean_interval(per_pair: np.ndarray) -> dict[str, float]:
     mean = float(per_pair.mean()) if per_pair.size else 0.0
     half = 1.96 * float(per_pair.std(ddof=1)) / math.sqrt(per_pair.size) if per_pair.size > 1 \
         else float("nan")
-    return {"changed": changed / max(len(study.decisions), 1), "gain": mean,
-            "low": mean - half, "high": mean + half}
+    return {"gain": mean, "low": mean - half, "high": mean + half}
+
+
+def evaluate_rule(study: Study, estimate_name: str, rule: Rule,
+                  truth_name: str = "truth") -> dict[str, float]:
+    """Changes made and the truth's gain over the blueprint, per match (95% over pairs)."""
+    per_pair, changed = pair_gains(study, estimate_name, rule, truth_name)
+    return {"changed": changed / max(len(study.decisions), 1), **_mean_interval(per_pair)}
+
+
+def compare(study: Study, estimate_name: str, base: str, rule: Rule,
+            truth_name: str = "truth") -> dict[str, float]:
+    """One estimate's gain minus another's under the same rule, paired on the same
+    decisions and pairs: far tighter than the difference of two separate intervals."""
+    ours, _ = pair_gains(study, estimate_name, rule, truth_name)
+    theirs, _ = pair_gains(study, base, rule, truth_name)
+    return _mean_interval(ours - theirs)
 
 
 DEFAULT_RULES = [
@@ -432,17 +455,27 @@ def parse_rule(text: str) -> Rule:
     return Rule(**values)
 
 
-def rules_table(study: Study, rules: list[Rule], only: list[str] | None = None) -> str:
-    """Every estimate under every rule, judged by ``truth`` and ``truth-bp``."""
+def rules_table(study: Study, rules: list[Rule], only: list[str] | None = None,
+                versus: str | None = None) -> str:
+    """Every estimate under every rule, judged by ``truth`` and ``truth-bp``; with
+    ``versus``, also each one's truth gain minus that estimate's (paired)."""
     names = only or [k for k in study.values if not k.startswith("truth")] + ["truth-bp"]
-    lines = ["| estimate | rule | decisions changed | gain per match vs blueprint: truth "
-             "(95%) | truth-bp (95%) |", "|---|---|---|---|---|"]
+    if versus is not None and versus not in study.values:
+        raise BadInput(f"--versus {versus!r}: no such estimate in the file (it has "
+                       f"{', '.join(study.values)})")
+    head = "| estimate | rule | decisions changed | gain per match vs blueprint: truth " \
+           "(95%) | truth-bp (95%) |"
+    lines = [head + (f" truth: minus `{versus}` (95%, paired) |" if versus else ""),
+             "|---|---|---|---|---|" + ("---|" if versus else "")]
     for name in names:
         for rule in rules:
             r = evaluate_rule(study, name, rule, "truth")
             b = evaluate_rule(study, name, rule, "truth-bp")
-            lines.append(f"| `{name}` | {rule.label()} | {100 * r['changed']:.2f}% | "
-                         f"{_interval(r)} | {_interval(b)} |")
+            line = (f"| `{name}` | {rule.label()} | {100 * r['changed']:.2f}% | "
+                    f"{_interval(r)} | {_interval(b)} |")
+            if versus:
+                line += f" {_interval(compare(study, name, versus, rule))} |"
+            lines.append(line)
     return "\n".join(lines) + "\n"
 
 
@@ -503,6 +536,8 @@ def _main(argv: list[str] | None = None) -> int:
     r.add_argument("--rule", action="append", default=None,
                    help="a rule as key=value,... (Rule's fields); repeatable; default: a set")
     r.add_argument("--estimates", nargs="+", help="only these estimates")
+    r.add_argument("--versus", help="also each estimate's gain minus this one's, paired on "
+                                    "the same decisions")
     args = parser.parse_args(argv)
     import torch
 
@@ -537,7 +572,7 @@ def _main(argv: list[str] | None = None) -> int:
             getattr(study, name).update(getattr(other, name))
     rules = [parse_rule(text) for text in args.rule] if args.rule else DEFAULT_RULES
     print(summary(study))
-    print(rules_table(study, rules, args.estimates))
+    print(rules_table(study, rules, args.estimates, args.versus))
     return 0
 
 

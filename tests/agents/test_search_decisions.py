@@ -11,14 +11,18 @@ import pytest
 from agents import make_agent
 from agents.search import SearchAgent, parse_search_spec
 from bench.search_decisions import (
+    BadInput,
     Rule,
     choose,
     collect,
+    compare,
     estimate,
     evaluate_rule,
     load_study,
     main,
+    pair_gains,
     parse_rule,
+    rules_table,
     save_study,
     truth,
 )
@@ -92,6 +96,25 @@ def test_estimates_and_rules_table(study) -> None:  # type: ignore[no-untyped-de
     # Judged by the values it chose with, a rule never loses.
     self_judged = evaluate_rule(study, "truth", Rule(uncertain=1.0, confidence=0.0), "truth")
     assert self_judged["gain"] >= 0
+
+
+def test_two_estimates_compare_paired_on_the_same_decisions(study) -> None:  # type: ignore[no-untyped-def]
+    """``--versus``: the paired difference is the mean of the per-pair differences, zero
+    against itself, and a column of the table; an unknown base is one clear error."""
+    estimate(study, "search:samples=2,particles=4,belief=hand", 0)
+    rule = Rule(uncertain=1.0, confidence=0.0)
+    same = compare(study, "oracle", "oracle", rule)
+    assert same["gain"] == 0  # (the fixture has one pair: no interval to check)
+    a, _ = pair_gains(study, "oracle", rule)
+    b, _ = pair_gains(study, "search:samples=2,particles=4,belief=hand", rule)
+    d = compare(study, "oracle", "search:samples=2,particles=4,belief=hand", rule)
+    assert d["gain"] == pytest.approx(float((a - b).mean()))
+    assert evaluate_rule(study, "oracle", rule)["gain"] == pytest.approx(float(a.mean()))
+    table = rules_table(study, [rule], ["oracle"], versus="oracle")
+    assert "minus `oracle`" in table.splitlines()[0]
+    assert table.splitlines()[2].count("|") == 7
+    with pytest.raises(BadInput, match="no such estimate"):
+        rules_table(study, [rule], versus="search:samples=99")
 
 
 def test_netlik_weights_the_networks_hands(study) -> None:  # type: ignore[no-untyped-def]
