@@ -140,12 +140,15 @@ class BeliefNet:
         conditional network, ``drawn`` (B, 52) are cards already taken as held: pass
         ``unseen`` without them and the count of the cards still to draw.
         """
+        return _calibrate(self.logits(features, drawn), unseen.astype(bool),
+                          np.asarray(hidden_count, np.float64))
+
+    def logits(self, features: np.ndarray, drawn: np.ndarray | None = None) -> np.ndarray:
+        """(B, 52) float64 log-odds of each card, before the rows are scaled to their count."""
         torch = self._torch
         with torch.no_grad():
             x = torch.as_tensor(self.inputs(features, drawn), dtype=torch.float32)
-            logits = self.module(x).numpy()
-        return _calibrate(logits.astype(np.float64), unseen.astype(bool),
-                          np.asarray(hidden_count, np.float64))
+            return self.module(x).numpy().astype(np.float64)
 
     def sample(self, features: np.ndarray, unseen: np.ndarray, counts: np.ndarray, n: int,
                gens: list[np.random.Generator]) -> list[np.ndarray]:
@@ -184,10 +187,8 @@ class BeliefNet:
             live = np.flatnonzero(left > 0)
             if live.size == 0:
                 break
-            with self._torch.no_grad():
-                x = self._torch.as_tensor(self.inputs(feats[live], drawn[live]))
-                logits = self.module(x).numpy().astype(np.float64)
-            p = _calibrate_newton(logits, avail[live], left[live])
+            p = _calibrate_newton(self.logits(feats[live], drawn[live]), avail[live],
+                                  left[live])
             cum = np.cumsum(p, axis=1)
             pick = (cum < flat_u[live, t, None] * cum[:, -1:]).sum(axis=1)
             pick = np.minimum(pick, NUM_CARDS - 1)
