@@ -245,29 +245,12 @@ def load_belief(path: Path | str = BELIEF_PATH) -> BeliefNet:
     one.  The file is a user's input (``belief_file=PATH``): its archive is checked before
     unpacking (:func:`agents.torch_agent.check_archive`), it is read with
     ``weights_only=True`` (never unpickled), and its width is bounded."""
-    import torch
-
-    from agents.torch_agent import CheckpointError, check_archive
+    from agents.torch_agent import read_network_file
 
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"belief network {path} not found (train one with "
-                                "python bench/train_belief.py)")
-    try:
-        check_archive(path)
-        data = torch.load(str(path), map_location="cpu", weights_only=True)
-    except CheckpointError as exc:
-        raise ValueError(f"{path} is not a belief network: {exc}") from None
-    except Exception as exc:  # any failure to read it means "not ours"
-        raise ValueError(f"{path} is not a belief network (torch.load failed: "
-                         f"{type(exc).__name__}: {str(exc)[:200]})") from None
-    if not isinstance(data, dict) or data.get("kind") != "hgin-belief" \
-            or data.get("features") != FEATURES:
-        raise ValueError(f"{path} is not a belief network for these features")
-    hidden = data.get("hidden")
-    if isinstance(hidden, bool) or not isinstance(hidden, int) or not 1 <= hidden <= MAX_HIDDEN:
-        raise ValueError(f"{path}: a belief network's width must be an integer in "
-                         f"1..{MAX_HIDDEN}, got {hidden!r}")
+    data = read_network_file(path, "hgin-belief", FEATURES, "belief network",
+                             "bench/train_belief.py", MAX_HIDDEN)
+    hidden = data["hidden"]
     conditional = data.get("conditional", False)
     if not isinstance(conditional, bool):
         raise ValueError(f"{path}: 'conditional' must be true or false, got {conditional!r}")

@@ -122,13 +122,20 @@ class SearchConfig:
     #: With a network belief: the network's file (empty: the shipped ``belief.pt``, or
     #: ``belief_hand.pt`` for ``hand``).
     belief_file: str = ""
+    #: Moves a rollout plays, the searched move included, before the hand value network
+    #: (:mod:`agents.hand_value`) values the position; 0 plays every rollout to the end
+    #: of the hand.  A short rollout costs a few network calls instead of 20 to 40, so
+    #: the same time buys several times the worlds, at the network's error.
+    depth: int = 0
+    #: With ``depth``: the value network's file (empty: the shipped ``hand_value.pt``).
+    value_file: str = ""
 
     def __post_init__(self) -> None:
         for name in ("samples", "particles", "top_k", "threads"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 4096:
                 raise ValueError(f"search {name} must be an integer in 1..4096, got {value!r}")
-        if self.particles < self.samples:
+        if self.particles < self.samples and self.belief != "hand":  # hand: particles unused
             raise ValueError(f"search particles ({self.particles}) must be >= samples "
                              f"({self.samples})")
         for name in ("margin", "knock_margin", "confidence"):
@@ -146,6 +153,13 @@ class SearchConfig:
                              f"got {self.belief!r}")
         if not 0.0 <= self.points_coef <= 100.0:
             raise ValueError(f"search points_coef must be in 0..100, got {self.points_coef!r}")
+        if isinstance(self.depth, bool) or not isinstance(self.depth, int) \
+                or not 0 <= self.depth <= 200:
+            raise ValueError(f"search depth must be an integer in 0..200 (0: rollouts to the "
+                             f"hand's end), got {self.depth!r}")
+        if self.value_file and not self.depth:
+            raise ValueError("search value_file is read only with depth >= 1 (rollouts cut "
+                             "short); depth=0 plays every rollout to the hand's end")
 
 
 def _is_knock(action: int) -> bool:
@@ -544,6 +558,9 @@ class SearchAgent:
                     f"{path} is {'conditional' if self._belief_net.conditional else 'plain'}"
                     f" (use belief={'hand' if self._belief_net.conditional else 'net'})")
         self.rules = load_rules(rules)
+        self._value_net: Any = None
+        if self.config.depth:
+            self._value_net = self._load_value_net()
         if blueprint is None:
             raise ValueError(f"SearchAgent needs its blueprint agent (config.blueprint is "
                              f"{self.config.blueprint!r}); make_agent('search') builds it")
@@ -557,6 +574,24 @@ class SearchAgent:
         #: Counters since construction: decisions seen, searched, changed by search, and
         #: the changes that also changed whether to knock (only with ``knocks``).
         self.counts = {"decisions": 0, "searched": 0, "deviations": 0, "knock_changes": 0}
+
+    def _load_value_net(self) -> Any:
+        """The hand value network ``depth`` reads; a one-line error if it was trained for
+        other rules or another ``points_coef`` (its values would be in other units)."""
+        from agents.hand_value import HAND_VALUE_PATH, load_hand_value
+
+        path = self.config.value_file or HAND_VALUE_PATH
+        net = load_hand_value(path)
+        trained = net.meta.get("rules")
+        if isinstance(trained, str) and load_rules(trained) != self.rules:
+            raise ValueError(f"search depth={self.config.depth}: {path} values hands under "
+                             f"the {trained!r} rules, not these; train one for them with "
+                             f"python bench/train_value.py --rules ...")
+        coef = net.meta.get("points_coef")
+        if isinstance(coef, (int, float)) and float(coef) != self.config.points_coef:
+            raise ValueError(f"search depth={self.config.depth}: {path} was trained with "
+                             f"points_coef={coef}, search has {self.config.points_coef}")
+        return net
 
     # ------------------------------------------------------------------ act
     def act(self, obs: dict[str, np.ndarray], rng: Any = None) -> np.ndarray:
@@ -831,6 +866,7 @@ class SearchAgent:
         value = np.zeros(game.num_games)
         live = np.ones(game.num_games, bool)
         actions = first
+        moves = 0
         while True:
             before = game.scores.sum(axis=2)
             rewards, info = game.step(actions, active=live)
@@ -839,9 +875,18 @@ class SearchAgent:
             value += np.where(live, rewards[:, 0]
                               + self.config.points_coef * (gained[:, 0] - gained[:, 1]) / scale, 0)
             live &= ~info["hand_over"]
+            moves += 1
             if not live.any():
                 return value
             obs = game.observe()
+            if moves == self.config.depth:  # cut short: the network values the rest
+                from agents.hand_value import value_features
+
+                rows = np.flatnonzero(live)
+                mover = game.state.current_player[rows]
+                v = self._value_net.values(value_features(obs["observation"], game.state)[rows])
+                value[rows] += np.where(mover == 0, v, -v)
+                return value
             actions = np.zeros(game.num_games, np.int64)
             if opponent is None:
                 rows = np.flatnonzero(live)

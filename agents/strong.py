@@ -38,7 +38,9 @@ It decides from the observation only (:mod:`agents.features`), like every agent:
 All decisions are whole-array numpy over the games of a batch; every 10-card hand
 whose expected gain a call needs (the discard candidates, the hands before a draw, the
 candidates after taking the top card) goes through one meld pass
-(:mod:`hgin_env.draw_melds`), card-major, so a call pays numpy's per-call cost once.  The weights
+(:func:`hgin_env.draw_melds.after_draws`: one entry per hand and live card with two
+partners, the other cards by a formula over popcounts), so a call pays numpy's per-call
+cost once.  The weights
 (:class:`StrongParams`) were tuned against ``simple`` over duplicate matches
 with :mod:`agents.evaluation.arena`; measured figures are in the evaluation report.
 """
@@ -47,23 +49,32 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 
-from agents.features import ObsView, card_bit, decode
+from agents.features import SPEC, ObsView, card_bit, decode
 from hgin_env import actions as A
 from hgin_env import bitlanes as bl
 from hgin_env.cards import CARD_VALUES, NUM_CARDS, unpack_masks
-from hgin_env.draw_melds import after_each_draw_by_card
-from hgin_env.melds import deadwood_after_discard
+from hgin_env.draw_melds import after_draws
+from hgin_env.melds import SENTINEL, deadwood_after_discard
+from hgin_env.observation import SCALE
 from hgin_env.rules import Rules, load_rules
 
 _VALUES = CARD_VALUES.astype(np.int64)
 _VALUES_F = CARD_VALUES.astype(np.float64)
-_VALUES16 = CARD_VALUES.astype(np.int16)
-_CARD_BITS = (np.uint64(1) << np.arange(NUM_CARDS, dtype=np.uint64))[:, None]
 _BIG = 1e9
-#: Hands per slice of :meth:`StrongAgent._expected_gain` (see there).
+#: The cost of an illegal discard in :meth:`StrongAgent._candidates`' sort: above every
+#: legal one (deadwood at most SENTINEL, times 16), still exact after a shift by 6.
+_ILLEGAL_COST = np.int64(1 << 40)
+_CARD_IDS = np.arange(NUM_CARDS, dtype=np.int64)
+#: Ranks -2, -1, +1, +2 around bit 2 (see :func:`has_partner`).
+_NEAR = np.uint64(0b11011)
+_AFTER_DISCARD = SPEC["deadwood_after_discard"]
+_TOP_DISCARD = SPEC["top_discard"]
+#: Hands per slice of the meld pass of :meth:`StrongAgent._expected_gain`
+#: (``draw_melds.after_draws``' ``slice_hands``).
 GAIN_CHUNK = 2048
 
 #: What a phase asks :meth:`StrongAgent._run` for: ``(hands, deadwood, unseen cards)`` of
@@ -155,6 +166,52 @@ class StrongParams:
     cheap_undercut_sheet_opp_shift: float = 0.0
 
 
+class StrongView(ObsView):
+    """:class:`ObsView` with the fields strong reads for every row decoded more cheaply,
+    to the same values.
+
+    Why: ``ObsView`` packs six card masks of every row at once and finds the top card with
+    a float argmax; strong needs two masks (hand, unseen) and the top card, here packed
+    from their own slices alone.
+    """
+
+    @classmethod
+    def of(cls, obs: dict[str, np.ndarray]) -> StrongView:
+        base = decode(obs)
+        return cls(base.obs, base.mask)
+
+    @cached_property
+    def hand(self) -> np.ndarray:
+        return pack_rows(self.hand_bits)
+
+    @cached_property
+    def unseen(self) -> np.ndarray:
+        return pack_rows(self.unseen_bits)
+
+    @cached_property
+    def top(self) -> np.ndarray:
+        """The top discard's card id (its lowest card: the slice is one-hot), -1 for none."""
+        top = pack_rows(self.obs[:, _TOP_DISCARD] > 0.5)
+        lowest = top & (~top + np.uint64(1))
+        card = np.bitwise_count(lowest - np.uint64(1)).astype(np.int64)
+        return np.where(top != 0, card, -1)
+
+
+def pack_rows(bits: np.ndarray) -> np.ndarray:
+    """(n,) uint64 card masks of (n, 52) bool ``bits`` (``cards.pack_masks`` of one slice)."""
+    out = np.zeros((bits.shape[0], 8), np.uint8)
+    out[:, :7] = np.packbits(bits, axis=1, bitorder="little")
+    return out.view("<u8").reshape(-1).astype(np.uint64, copy=False)
+
+
+def after_discard_rows(view: ObsView, rows: np.ndarray) -> np.ndarray:
+    """``view.after_discard[rows]`` for rows in the discard phase, decoding those rows only
+    (the same operations as :class:`ObsView`)."""
+    raw = np.rint(view.obs[rows, _AFTER_DISCARD] * SCALE["deadwood_after_discard"]
+                  ).astype(np.int64)
+    return np.where(view.hand_bits[rows], raw, SENTINEL)
+
+
 class StrongAgent:
     """Meld-potential, safety, knock-timing and score-sheet aware heuristic player."""
 
@@ -181,7 +238,7 @@ class StrongAgent:
         }
 
     def act(self, obs: dict[str, np.ndarray], rng: np.random.Generator | None = None) -> np.ndarray:
-        view = decode(obs)
+        view = StrongView.of(obs)
         actions = np.full(view.size, A.DRAW_STOCK, np.int64)
         phases = []
         discard_rows = np.flatnonzero(view.phase == A.PHASE_DISCARD)
@@ -256,9 +313,11 @@ class StrongAgent:
         hidden = np.maximum(10 - known.sum(axis=1), 0)
         q = hidden / np.maximum(unseen.sum(axis=1), 1)
         # Probabilities with two zero ranks either side of each suit: (n, 4, 17), flat.
+        # (q * unseen is where(unseen, q, 0.0) to the bit: q is finite and >= 0.)
         padded = np.zeros((rows.size, 4, 17))
-        padded[:, :, 2:15] = np.where(known, 1.0, np.where(unseen, q[:, None], 0.0)
-                                      ).reshape(-1, 4, 13)
+        inner = padded[:, :, 2:15]
+        np.multiply(unseen.reshape(-1, 4, 13), q[:, None, None], out=inner)
+        inner[known.reshape(-1, 4, 13)] = 1.0
         flat = padded.reshape(-1)
         suit, rank = cards // 13, cards % 13
         column = r * 68 + rank + 2
@@ -287,30 +346,18 @@ class StrongAgent:
         n = hands.shape[0]
         if n == 0:
             return np.zeros(0), np.zeros(0, np.int64)
-        if n > GAIN_CHUNK:
-            # In equal slices of at most GAIN_CHUNK hands: the meld pass's working arrays
-            # then stay in the CPU's cache, which is faster per hand than one pass over tens
-            # of thousands (each hand's numbers depend on that hand only).
-            step = -(-n // -(-n // GAIN_CHUNK))
-            parts = [self._expected_gain(hands[i:i + step], dw[i:i + step], unseen[i:i + step])
-                     for i in range(0, n, step)]
-            return (np.concatenate([g for g, _ in parts]),
-                    np.concatenate([r for _, r in parts]))
-        # Card-major (52, n) throughout, as the meld pass gives it: sums over cards are then
-        # whole-row additions.  The live cards with two partners read the exact deadwood
-        # after drawing them (and discarding best); held cards are never live.
-        rel = _by_card(meld_partner_masks(hands) & unseen)
-        live = _by_card(unseen)
-        after, no_draw = after_each_draw_by_card(hands)
+        # The live cards with two partners read the exact deadwood after drawing them (and
+        # discarding best), one (hand, card) pair each; held cards are never live.
+        rel = meld_partner_masks(hands) & unseen
+        rows, after, no_draw = after_draws(hands, rel, GAIN_CHUNK)
         removal = np.maximum(dw - no_draw, 0)  # best single removal
-        # A card with fewer than two partners cannot meld: it can only replace the
-        # costliest removable card; the others read the exact value.
-        gain = np.where(rel, dw.astype(np.int16) - after,
-                        removal.astype(np.int16) - _VALUES16[:, None])
+        gain = dw.astype(np.int16)[rows] - after
         np.maximum(gain, 0, out=gain)
-        gain *= live
-        # Exact in int16: at most 52 terms of at most 100.
-        gain_sum = gain.sum(axis=0, dtype=np.int16).astype(np.int64)
+        # Exact in float64: integer sums of at most 52 terms of at most 100.
+        gain_sum = np.bincount(rows, weights=gain, minlength=n)
+        # A card with fewer than two partners cannot meld: it can only replace the
+        # costliest removable card.
+        gain_sum += _replacement_gain(unseen & ~rel, removal)
         count = np.maximum(np.bitwise_count(unseen), 1).astype(np.int64)
         return gain_sum / count, removal
 
@@ -325,11 +372,16 @@ class StrongAgent:
         :meth:`_run`) and :meth:`_pick` scores them.
         """
         p = self.params
-        cost = np.where(legal, after * 16 - _VALUES, np.iinfo(np.int64).max // 2)
         k = min(p.candidates, NUM_CARDS)
-        order = np.argsort(cost, axis=1, kind="stable")[:, :k]
+        # The k lowest costs, ties to the lower card: a sort of (cost, card) in one int64
+        # (a plain sort of numbers, several times cheaper than a stable argsort).
+        key = np.where(legal, after * 16 - _VALUES, _ILLEGAL_COST) << 6
+        key |= _CARD_IDS
+        key.sort(axis=1)
+        first = key[:, :k]
+        order = first & 63
+        cand_legal = first < _ILLEGAL_COST << 6
         cand_after = np.take_along_axis(after, order, axis=1)
-        cand_legal = np.take_along_axis(legal, order, axis=1)
         best = cand_after[:, :1]
         valid = cand_legal & (cand_after <= best + p.prune)
         valid[:, 0] = cand_legal[:, 0]
@@ -362,7 +414,7 @@ class StrongAgent:
     def _discard(self, view: ObsView, rows: np.ndarray) -> Phase:
         """The discard phase's actions (a :meth:`_run` phase)."""
         mask = view.mask[rows].astype(bool)
-        after = view.after_discard[rows]
+        after = after_discard_rows(view, rows)
         hands = view.hand[rows]
         out = np.empty(rows.size, np.int64)
         cand = self._candidates(view, rows, hands, after, mask[:, : A.KNOCK])
@@ -371,13 +423,15 @@ class StrongAgent:
         out[:] = card
 
         knock_legal = mask[:, A.KNOCK : A.DRAW_STOCK]
-        can = knock_legal.any(axis=1)
-        if can.any():
-            kcost = np.where(knock_legal, after * 16 - _VALUES, np.iinfo(np.int64).max)
+        can = np.flatnonzero(knock_legal.any(axis=1))
+        if can.size:
+            # Only the rows that may knock (each row's choice depends on that row only).
+            kcost = np.where(knock_legal[can], after[can] * 16 - _VALUES,
+                             np.iinfo(np.int64).max)
             kcard = np.argmin(kcost, axis=1)
-            kdw = after[np.arange(rows.size), kcard]
-            knock = can & self._want_knock(view, rows, kdw)
-            out[knock] = A.KNOCK + kcard[knock]
+            kdw = after[can, kcard]
+            knock = self._want_knock(view, rows[can], kdw)
+            out[can[knock]] = A.KNOCK + kcard[knock]
         big = mask[:, A.BIG_GIN]
         out[big] = A.BIG_GIN
         return out
@@ -386,7 +440,7 @@ class StrongAgent:
                          top: np.ndarray) -> tuple[np.ndarray, Candidates]:
         """The draw rows whose top card has a partner (indices into ``sub``) and their
         discard candidates after taking it (the taken card kept)."""
-        full = np.flatnonzero(has_partner(unpack_masks(hand).astype(bool), top))
+        full = np.flatnonzero(has_partner(hand, top))
         new = hand[full] | card_bit(top[full])
         after = (deadwood_after_discard(new).astype(np.int64) if full.size
                  else np.zeros((0, NUM_CARDS), np.int64))
@@ -470,19 +524,19 @@ class StrongAgent:
         return out
 
 
-def has_partner(bits: np.ndarray, card: np.ndarray) -> np.ndarray:
-    """Whether ``card`` has a same-rank card or a same-suit card within two ranks in ``bits``."""
-    n = bits.shape[0]
-    h = bits.reshape(n, 4, 13)
-    rank, suit = card % 13, card // 13
-    rows = np.arange(n)
-    same_rank = h[rows, :, rank].sum(axis=1) > 0
-    near = np.zeros(n, bool)
-    for delta in (-2, -1, 1, 2):
-        r = rank + delta
-        ok = (r >= 0) & (r < 13)
-        near |= ok & h[rows, suit, np.clip(r, 0, 12)]
-    return same_rank | near
+def has_partner(hands: np.ndarray, card: np.ndarray) -> np.ndarray:
+    """Whether ``card`` (n,) has a same-rank card or a same-suit card within two ranks in
+    ``hands`` (n,) (uint64 masks).
+
+    Bit operations on suit lanes: the window of ranks r-2, r-1, r+1, r+2 of the card's suit
+    is one shifted constant (the bits it reaches outside the suit are gap bits, never held).
+    """
+    x = bl.to_lanes(hands)
+    card = np.asarray(card, np.int64)
+    suit, rank = card // 13, card % 13
+    same_rank = x & (bl.RANK_COLUMNS << rank.astype(np.uint64))
+    window = (_NEAR << (16 * suit + rank).astype(np.uint64)) >> np.uint64(2)
+    return (same_rank != 0) | ((x & window) != 0)
 
 
 def _others_product(p: np.ndarray) -> np.ndarray:
@@ -516,11 +570,26 @@ def meld_partner_masks(hands: np.ndarray) -> np.ndarray:
     return bl.from_lanes(cards)
 
 
-def _by_card(masks: np.ndarray) -> np.ndarray:
-    """(52, n) bool: bit ``c`` of each of the (n,) uint64 ``masks``, card-major."""
-    return (masks[None, :] & _CARD_BITS) != 0
+#: Card masks of the cards worth at most ``t`` points (the ranks below ``t``), t = 0..9.
+_WORTH_AT_MOST = [np.uint64(sum(1 << (s * 13 + r) for s in range(4) for r in range(t)))
+                  for t in range(10)]
+
+
+def _replacement_gain(cards: np.ndarray, removal: np.ndarray) -> np.ndarray:
+    """(n,) sum over each of the (n,) masks' ``cards`` c of ``max(removal - value(c), 0)``.
+
+    Why: the cut a card without meld partners brings, summed over them without a (n, 52)
+    table.  ``max(R - v, 0)`` counts the t = v .. R - 1, so the sum is, over t >= 1 below
+    R, the number of cards worth at most t: one popcount per t (every card is worth at
+    most 10; a removal saves at most 10, the same formula holds beyond).
+    """
+    total = np.zeros(cards.shape[0], np.int64)
+    for t in range(1, 10):
+        total += np.bitwise_count(cards & _WORTH_AT_MOST[t]) * (removal > t)
+    total += np.bitwise_count(cards).astype(np.int64) * np.maximum(removal - 10, 0)
+    return total
 
 
 __all__ = ["NO_REQUEST", "Candidates", "Phase", "Request", "StrongAgent", "StrongParams",
-           "has_partner", "join_requests", "meld_partner_cards", "meld_partner_masks",
-           "split_gains"]
+           "StrongView", "after_discard_rows", "has_partner", "join_requests",
+           "meld_partner_cards", "meld_partner_masks", "pack_rows", "split_gains"]

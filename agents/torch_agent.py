@@ -473,7 +473,33 @@ def unpack_array(packed: dict[str, Any]) -> np.ndarray:
     return data.view(np.uint64) if dtype == np.uint64 else data.astype(dtype, copy=False)
 
 
+def read_network_file(path: Path, kind: str, features: int, what: str, trainer: str,
+                      max_hidden: int = 4096) -> dict[str, Any]:
+    """The table of a small network file search reads (a belief, a hand value): a user's
+    input, so its archive is checked before unpacking (:func:`check_archive`), it is read
+    with ``weights_only=True`` (never unpickled), its ``kind`` and ``features`` must match
+    and its width ``hidden`` is bounded; otherwise a one-line ``ValueError`` naming
+    ``what`` it should be (``FileNotFoundError`` saying which ``trainer`` writes one)."""
+    if not path.is_file():
+        raise FileNotFoundError(f"{what} {path} not found (train one with python {trainer})")
+    try:
+        check_archive(path)
+        data = torch.load(str(path), map_location="cpu", weights_only=True)
+    except CheckpointError as exc:
+        raise ValueError(f"{path} is not a {what}: {exc}") from None
+    except Exception as exc:  # any failure to read it means "not ours"
+        raise ValueError(f"{path} is not a {what} (torch.load failed: "
+                         f"{type(exc).__name__}: {str(exc)[:200]})") from None
+    if not isinstance(data, dict) or data.get("kind") != kind or data.get("features") != features:
+        raise ValueError(f"{path} is not a {what} for these features")
+    hidden = data.get("hidden")
+    if isinstance(hidden, bool) or not isinstance(hidden, int) or not 1 <= hidden <= max_hidden:
+        raise ValueError(f"{path}: a {what}'s width must be an integer in 1..{max_hidden}, "
+                         f"got {hidden!r}")
+    return data
+
+
 __all__ = ["FORMAT", "PRETRAINED_PATH", "VERSION", "CheckpointError", "TorchAgent",
            "atomic_save", "checksums", "load_checkpoint", "load_torch_agent", "make_checkpoint",
-           "model_from_checkpoint", "pack_array", "save_agent", "torch_threads",
-           "unpack_array", "verify_checksums"]
+           "model_from_checkpoint", "pack_array", "read_network_file", "save_agent",
+           "torch_threads", "unpack_array", "verify_checksums"]

@@ -503,7 +503,7 @@ def main(argv: list[str] | None = None) -> int:
     """The command line; a bad file or rule is one line on stderr and exit status 2."""
     try:
         return _main(argv)
-    except BadInput as exc:
+    except (BadInput, ValueError) as exc:  # a bad file, rule or search spec: one line
         print(f"search_decisions: {exc}", file=sys.stderr)
         return 2
 

@@ -1,152 +1,309 @@
-"""The least deadwood after drawing each card and discarding best, for many hands at once.
+"""The least deadwood after drawing a card and discarding best, for many (hand, card) pairs.
 
 Why: a player weighing "draw card c, then discard best" (``agents.strong``'s expected
-gain) needs ``melds.min_deadwood_after_discard(hand | c)`` for every live card ``c`` of
-every hand it considers, tens of 11-card hands per decision.  Here one pass gives all
-52 cards of a hand at once, from per-suit tables, and stays exact:
+gain) needs ``melds.min_deadwood_after_discard(hand | c)`` for the live cards ``c`` that
+can meld with each hand it considers, tens of thousands of (hand, card) pairs per
+decision batch.  Here each pair costs a few table lookups and stays exact:
 
-* **c outside any set.**  Fix the hand's own set choices (``melds``' expansion: ranks
-  held three or more times).  Adding ``c`` changes one suit's run-only deadwood, a
-  lookup in ``ADD[m, 0, r]`` (suit mask ``m`` plus rank ``r``); the best discard then
-  comes from that suit (``ADD[m, 1, r]``: its best removal's saving) or from another suit
-  (their savings, without ``c``).  So each suit's 13 cards are one table row plus two
-  scalars.
-* **c in a set.**  Its set holds ``c`` and two or three held cards of its rank, so
-  per set choice the value depends on the rank only: the rest without those cards of
-  the rank, then its best removal (``MINUS``: a suit without rank ``r``).  A pair joins
-  ``c`` whole; of three of a kind either all three or two, the third left free.
+* **Set choices.**  A hand's own set choices (ranks held three or more times: no set,
+  the whole rank, or for four cards each three of them) are its *columns*: the hand with
+  those set cards taken out.  Per column and suit: the suit's run-only deadwood, the
+  saving of its best single removal (``<= 0`` unless the suit is all runs; SENTINEL when
+  empty), and their sums and minima over the other suits.  The columns of all the pairs'
+  hands are computed once.
+* **c outside any set.**  Adding ``c`` (suit ``s``, rank ``r``) changes suit ``s`` only:
+  ``_RDP[(m << 4) | r]`` is its run-only deadwood with rank ``r`` added, ``_SVP`` its best
+  removal's saving then; the best discard comes from suit ``s`` or from another suit
+  (their savings, unchanged).  A pair reads its hand's columns, one row per column.
+* **c in a set.**  Its set holds ``c`` and the hand's two or three cards of rank ``r``,
+  so per column the value depends on the rank only: the rest with that rank taken out
+  (``_RDM``/``_SVM``: a suit without rank ``r``), then its best removal.  Of three held
+  cards either all three join ``c`` or two, the third left free (the best suit to keep).
 
-The set choices of the hand itself are ``melds``' (``expand_set_choices``), so every
-arrangement of ``hand | c`` minus a discard is one of these, and each of these is one.
-The same pass gives the hand's own best discard (no draw), ``min_deadwood_after_discard``.
-
-``tests/hgin_env/test_draw_melds.py`` compares it with ``min_deadwood_after_discard``
-of every ``hand | c`` and with the brute-force reference.
+Every arrangement of ``hand | c`` minus a discard is one of these, and each of these is
+one, so the minimum over them is ``min_deadwood_after_discard(hand | c)``; the columns
+alone give the hand's own best discard (no draw).  ``tests/hgin_env/test_draw_melds.py``
+compares both with ``min_deadwood_after_discard`` and with the brute-force reference.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
 from hgin_env import bitlanes as bl
 from hgin_env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, unpack_masks
-from hgin_env.melds import (
-    RUN_DEADWOOD,
-    RUN_DEADWOOD_MINUS,
-    SENTINEL,
-    as_masks,
-    expand_set_choices,
-    segment_starts,
-    split_candidates,
-)
+from hgin_env.melds import RUN_DEADWOOD, RUN_DEADWOOD_MINUS, SENTINEL, as_masks
 
-__all__ = ["ADD", "MINUS", "after_each_draw", "after_each_draw_by_card"]
+__all__ = ["after_draws", "after_each_draw", "set_choices"]
+
+_U64 = np.uint64
+_ONE = _U64(1)
+_ALL_CARDS = _U64((1 << NUM_CARDS) - 1)
 
 
-def _suit_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _suit_tables() -> tuple[np.ndarray, ...]:
+    """Per 13-bit suit mask ``m``: run-only deadwood and best-removal saving; and at
+    ``(m << 4) | r`` the same two with rank ``r`` added (``_RDP``, ``_SVP``) or taken out
+    (``_RDM``, ``_SVM``).  Ranks 13-15 of a row are padding (the mask unchanged)."""
     masks = np.arange(1 << NUM_RANKS)
     rd = RUN_DEADWOOD.astype(np.int16)
     best_minus = RUN_DEADWOOD_MINUS.min(axis=1).astype(np.int16)
-    # The saving of a suit's best single removal (<= 0); SENTINEL for the empty suit,
-    # which has nothing to remove and so never gives the minimum.
+    # The saving of a suit's best single removal; SENTINEL for the empty suit, which has
+    # nothing to remove and so never gives the minimum.
     save = np.where(masks == 0, SENTINEL, best_minus - rd).astype(np.int16)
-    bit = 1 << np.arange(NUM_RANKS)
-    plus = masks[:, None] | bit  # (8192, 13): m with rank r added
-    minus = masks[:, None] & ~bit  # ... and with rank r taken out
-    add = np.stack([rd[plus], best_minus[plus] - rd[plus]], axis=1).astype(np.int16)
-    return add, np.stack([rd[minus], save[minus]], axis=1), rd, save
+    rank = np.arange(16)
+    bit = np.where(rank < NUM_RANKS, 1 << rank, 0)[None, :]
+    plus, minus = masks[:, None] | bit, masks[:, None] & ~bit
+    return (rd, save, rd[plus].ravel(), (best_minus[plus] - rd[plus]).astype(np.int16).ravel(),
+            rd[minus].ravel(), save[minus].ravel())
 
 
-#: ``ADD[m, 0, r]``: run-only deadwood of suit mask ``m`` with rank ``r`` added;
-#: ``ADD[m, 1, r]``: the saving (<= 0) of that suit's best single removal then.
-#: ``MINUS[m, :, r]``: the same two (SENTINEL saving: empty) with rank ``r`` taken out.
-ADD, MINUS, _RD16, _SAVE = _suit_tables()
-#: The four tables suit-major for :func:`_evaluate`: rows 0-12 ``ADD[:, 0]``, 13-25
-#: ``ADD[:, 1]``, 26-38 ``MINUS[:, 0]``, 39-51 ``MINUS[:, 1]``; one column per suit mask.
-_TABLE = np.ascontiguousarray(np.concatenate([ADD, MINUS], axis=1).reshape(1 << NUM_RANKS, -1).T)
-#: Rows of :func:`_evaluate`'s (7, 13, n) result.
-_OUT, _SET_ALL, _SET_PAIR, _NO_DRAW = slice(0, 4), 4, 5, 6
+_RD, _SAVE, _RDP, _SVP, _RDM, _SVM = _suit_tables()
 
 
-def _min_other(x: list[np.ndarray]) -> list[np.ndarray]:
-    """For four arrays, per position ``i`` the minimum of the other three."""
-    lo01, lo23 = np.minimum(x[0], x[1]), np.minimum(x[2], x[3])
-    return [np.minimum(x[1], lo23), np.minimum(x[0], lo23),
-            np.minimum(lo01, x[3]), np.minimum(lo01, x[2])]
+def _lowest(x: np.ndarray) -> np.ndarray:
+    return x & (~x + _ONE)
 
 
-def _evaluate(lanes: np.ndarray) -> np.ndarray:
-    """(91, n) int16 for hands whose set cards are already taken out (one set choice).
+def _suit_lanes(lanes: np.ndarray) -> list[np.ndarray]:
+    return [(lanes >> _U64(16 * s)) & bl.SUIT_BITS for s in range(NUM_SUITS)]
 
-    As (7, 13, n): rows 0-3 the run-only deadwood after adding card (suit, rank) outside
-    any set and the best removal; row 4 after adding rank r in a set with every card of
-    that rank here; row 5 the same keeping one of them free (the best suit to keep);
-    row 6 the best removal with no card added (every column).  Hands run along the last
-    axis so that every operation is one long loop (a (n, 13) layout pays numpy's
-    per-row overhead, several times the arithmetic).
+
+def set_choices(lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every set choice of each hand (lane masks) except "no set": ``(hand, set_cards,
+    extra)``, one entry per choice, each hand's choices contiguous and in hand order;
+    ``extra`` (n,) counts each hand's.
+
+    Per rank held three or more times the choices are: no set, the whole rank, and (for
+    four cards) each three of them; a hand's choices are every combination, numbered in
+    mixed radix, so one pass builds them all (``melds.expand_set_choices`` gives the same
+    choices, "no set" included, one rank at a time).
     """
     n = lanes.shape[0]
-    idx = [bl.lane(lanes, suit) for suit in range(NUM_SUITS)]
-    rows = [np.take(_TABLE, i, axis=1) for i in idx]  # (52, n) per suit
-    rds, saves = [_RD16[i] for i in idx], [_SAVE[i] for i in idx]
-    total = rds[0] + rds[1] + rds[2] + rds[3]
-    out = np.empty((7, NUM_RANKS, n), np.int16)
-    for t, other in enumerate(_min_other(saves)):
-        np.minimum(rows[t][13:26], other, out=out[t])
-        out[t] += rows[t][0:13]
-        out[t] += total - rds[t]
-    # c in a set: every card of its rank leaves the rest (row 4), or all but suit u's.
-    m_rd = [r[26:39] for r in rows]
-    m_save = [r[39:52] for r in rows]
-    all_rd = m_rd[0] + m_rd[1] + m_rd[2] + m_rd[3]
-    lowest = np.minimum(np.minimum(m_save[0], m_save[1]), np.minimum(m_save[2], m_save[3]))
-    np.add(all_rd, lowest, out=out[_SET_ALL])
-    keep = out[_SET_PAIR]
-    for u, other_save in enumerate(_min_other(m_save)):
-        value = all_rd - m_rd[u]
-        value += rds[u]
-        value += np.minimum(other_save, saves[u])
-        if u:
-            np.minimum(keep, value, out=keep)
-        else:
-            keep[...] = value
-    lowest_now = np.minimum(np.minimum(saves[0], saves[1]), np.minimum(saves[2], saves[3]))
-    out[_NO_DRAW] = total + lowest_now
-    return out.reshape(-1, n)
+    a, b, c, d = _suit_lanes(lanes)
+    three_up = (a & b & (c | d)) | (c & d & (a | b))
+    cand = np.flatnonzero(three_up)
+    extra = np.zeros(n, np.intp)
+    if cand.size == 0:
+        return cand, np.zeros(0, _U64), extra
+    sub, pending, four = lanes[cand], three_up[cand], (a & b & c & d)[cand]
+    radix, options = [], []
+    while pending.any():  # at most three ranks of three in ten or eleven cards
+        low = _lowest(pending)
+        pending ^= low
+        column = bl.rank_columns(low) & sub
+        option = np.zeros((cand.size, 6), _U64)
+        option[:, 1] = column
+        for s in range(NUM_SUITS):
+            option[:, 2 + s] = column & ~(low << _U64(16 * s))
+        radix.append(np.where(low == 0, 1, np.where((low & four) != 0, 6, 2)))
+        options.append(option.ravel())
+    count = np.prod(radix, axis=0)
+    extra[cand] = count - 1
+    # Choice q of a hand: digit q % radix of its first rank, and so on; q = 0 is "no set".
+    local = np.repeat(np.arange(cand.size), count - 1)
+    q = np.arange(1, local.size + 1) - np.repeat(np.cumsum(count - 1) - (count - 1), count - 1)
+    cards = np.zeros(local.size, _U64)
+    at = local * 6
+    for k, option in zip(radix, options, strict=True):
+        kk = k[local]
+        cards |= option[at + q % kk]
+        q //= kk
+    return cand[local], cards, extra
 
 
-def _min_over_set_choices(lanes: np.ndarray) -> np.ndarray:
-    """:func:`_evaluate` minimised over every set choice of each hand
-    (``melds._min_over_set_choices`` with hands along the last axis)."""
+@dataclass(frozen=True)
+class _Columns:
+    """Each hand's set choices (columns 0..n-1 the hands themselves, then each hand's
+    ``extra`` other choices from ``start``) as flat suit-major tables: entry
+    ``s * size + column`` of ``shift`` (suit mask << 4), ``rd``, ``save``, ``rest`` (the
+    other suits' deadwood) and ``other`` (the other suits' least saving)."""
+
+    size: int
+    start: np.ndarray
+    extra: np.ndarray
+    shift: np.ndarray
+    rd: np.ndarray
+    save: np.ndarray
+    rest: np.ndarray
+    other: np.ndarray
+    no_draw: np.ndarray
+
+
+def _columns(lanes: np.ndarray) -> _Columns:
+    """The columns of hands ``lanes`` and each hand's best discard with no draw."""
     n = lanes.shape[0]
-    single, set_cards, general = split_candidates(lanes)
-    if single.size == 0 and general.size == 0:
-        return _evaluate(lanes)
-    # The general hands' choices, regrouped by how many a hand has and laid out
-    # choice-major within a group, so the minimum over a hand's choices is a reduction
-    # over contiguous blocks (no gathers).  A hand's first choice is "no set" (the hand
-    # itself, already evaluated with every hand): it is left out when it is.
-    sub = lanes[general]
-    origin, choice_cards = expand_set_choices(sub)
-    starts = segment_starts(origin)
-    sizes = np.diff(np.r_[starts, origin.shape[0]])
-    skip = int(not choice_cards[starts].any())
-    groups = [(np.flatnonzero(sizes == size), int(size) - skip) for size in np.unique(sizes)]
-    order = np.concatenate([np.zeros(0, np.intp)] + [
-        (starts[g][None, :] + np.arange(skip, skip + k)[:, None]).ravel() for g, k in groups])
-    # Every hand, the single set choices and the general ones in one _evaluate call
-    # (one pass of numpy calls instead of three: the calls' overhead rules small batches).
-    every = _evaluate(np.concatenate([lanes, lanes[single] & ~set_cards,
-                                      (sub[origin] & ~choice_cards)[order]]))
-    out = every[:, :n]
-    if single.size:
-        out[:, single] = np.minimum(out[:, single], every[:, n:n + single.size])
-    col = n + single.size
-    for g, k in groups:  # k choices of each hand of group g
-        block = every[:, col:col + k * g.size].reshape(-1, k, g.size)
-        out[:, general[g]] = np.minimum(out[:, general[g]], block.min(axis=1))
-        col += k * g.size
+    hand, set_cards, extra = set_choices(lanes)
+    cols = np.concatenate([lanes, lanes[hand] ^ set_cards])
+    size = cols.shape[0]
+    start = np.cumsum(extra)
+    start += n - extra
+    masks = [m.astype(np.intp) for m in _suit_lanes(cols)]
+    rd = [_RD[m] for m in masks]
+    save = [_SAVE[m] for m in masks]
+    total = rd[0] + rd[1] + rd[2] + rd[3]
+    lo01, lo23 = np.minimum(save[0], save[1]), np.minimum(save[2], save[3])
+    other = [np.minimum(save[1], lo23), np.minimum(save[0], lo23),
+             np.minimum(lo01, save[3]), np.minimum(lo01, save[2])]
+    best = total + np.minimum(lo01, lo23)
+    no_draw = best[:n].copy()
+    has = np.flatnonzero(extra)
+    if has.size:
+        no_draw[has] = np.minimum(no_draw[has], np.minimum.reduceat(best[n:], start[has] - n))
+    np.minimum(no_draw, SENTINEL, out=no_draw)
+    shift = np.concatenate(masks)
+    shift <<= 4
+    return _Columns(size, start, extra, shift, np.concatenate(rd), np.concatenate(save),
+                    np.concatenate([total - x for x in rd]), np.concatenate(other), no_draw)
+
+
+def _outside(cols: _Columns, at: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """Least deadwood after adding rank ``rank`` of suit-column entry ``at`` (the card
+    outside any set) and discarding best."""
+    key = cols.shift[at]
+    key |= rank
+    out = cols.rest[at] + _RDP[key]
+    out += np.minimum(_SVP[key], cols.other[at])
     return out
+
+
+def _in_set(cols: _Columns, column: np.ndarray, rank: np.ndarray, three: np.ndarray
+            ) -> np.ndarray:
+    """Least deadwood after the card joins the held cards of its ``rank`` in a set, per
+    column (``three``: three held, so two of them may join and the third stay free)."""
+    rd, save = [], []
+    for s in range(NUM_SUITS):
+        key = cols.shift[column + s * cols.size]
+        key |= rank
+        rd.append(_RDM[key])
+        save.append(_SVM[key])
+    all_rd = rd[0] + rd[1]
+    all_rd += rd[2]
+    all_rd += rd[3]
+    lo01, lo23 = np.minimum(save[0], save[1]), np.minimum(save[2], save[3])
+    value = np.minimum(lo01, lo23)
+    value += all_rd
+    k = np.flatnonzero(three)
+    if k.size:
+        # Suit u's card kept free: its suit as held, the others without the rank.
+        others = [np.minimum(save[1], lo23), np.minimum(save[0], lo23),
+                  np.minimum(lo01, save[3]), np.minimum(lo01, save[2])]
+        best, base, at = value[k], all_rd[k], column[k]
+        for u in range(NUM_SUITS):
+            held = at + u * cols.size
+            keep = base - rd[u][k]
+            keep += cols.rd[held]
+            keep += np.minimum(others[u][k], cols.save[held])
+            np.minimum(best, keep, out=best)
+        value[k] = best
+    return value
+
+
+def _bit_positions(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(rows, bits)``: every set bit of the (n,) unsigned ``masks``, row-major, low bit
+    first."""
+    width = masks.dtype.itemsize * 8
+    as_bytes = np.ascontiguousarray(masks, dtype=masks.dtype.newbyteorder("<")).view(np.uint8)
+    at = np.flatnonzero(np.unpackbits(as_bytes, bitorder="little").view(bool))
+    shift = width.bit_length() - 1
+    return at >> shift, at & (width - 1)
+
+
+def _least_over_choices(cols: _Columns, rows: np.ndarray, values: np.ndarray,
+                        value_at: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+                        ) -> None:
+    """Lower ``values`` (one per entry, of hand ``rows``, at the hand's own column) to the
+    least over the hand's other set choices.  ``value_at(sel, k, columns)`` gives the
+    values of entries ``sel``, each repeated ``k`` times, at ``columns``: one row per
+    (entry, choice)."""
+    count = cols.extra[rows]
+    sel = np.flatnonzero(count)
+    if sel.size == 0:
+        return
+    k = count[sel]
+    first = np.cumsum(k)
+    first -= k
+    column = np.repeat(cols.start[rows[sel]] - first, k)
+    column += np.arange(column.size)
+    least = np.minimum.reduceat(value_at(sel, k, column), first)
+    values[sel] = np.minimum(values[sel], least)
+
+
+def after_draws(masks: np.ndarray, draws: np.ndarray, slice_hands: int = 2048
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For hands ``masks`` (n,) of at most 10 cards and cards to draw ``draws`` (n,) (masks
+    of cards not in the hands): ``(rows, after, no_draw)``.
+
+    One entry per card of ``draws``, row-major and by card id within a row (the order of
+    ``np.nonzero`` over the unpacked masks): ``rows`` (k,) its hand, ``after`` (k,) int16
+    ``min_deadwood_after_discard(masks[row] | card)``.  ``no_draw`` (n,) int16 is
+    ``min_deadwood_after_discard(masks)`` (>= SENTINEL for an empty hand).
+
+    The hands' columns are computed at once; the (hand, card) pairs in slices of
+    ``slice_hands`` hands (why: their working arrays then stay in the CPU's cache and in
+    memory the allocator keeps, where a pass over tens of thousands of hands pays for fresh
+    pages every call; the per-hand tables are too small for that and cost numpy's per-call
+    overhead once).  Each pair's value depends on its hand only.
+    """
+    arr = as_masks(masks).reshape(-1)
+    n = arr.shape[0]
+    if n == 0:
+        empty = np.zeros(0, np.int16)
+        return np.zeros(0, np.intp), empty, empty
+    lanes = bl.to_lanes(arr)
+    live = bl.to_lanes(as_masks(draws).reshape(-1))
+    cols = _columns(lanes)
+    # The ranks a drawn card may join in a set: held twice or three times (of four held
+    # there is no card to draw), and with a card drawn there.
+    a, b, c, d = _suit_lanes(lanes)
+    not_four = ~(a & b & c & d)
+    settable = (a & (b | c | d)) | (b & (c | d)) | (c & d)
+    settable &= not_four
+    three = ((a & b & (c | d)) | (c & d & (a | b))) & not_four
+    x = _suit_lanes(live)
+    settable &= x[0] | x[1] | x[2] | x[3]
+    step = max(1, -(-n // -(-n // max(1, slice_hands))))
+    parts = [_slice_after(cols, live[lo:lo + step], settable[lo:lo + step], three, lo)
+             for lo in range(0, n, step)]
+    if len(parts) == 1:
+        return (*parts[0], cols.no_draw)
+    return (np.concatenate([r for r, _ in parts]), np.concatenate([v for _, v in parts]),
+            cols.no_draw)
+
+
+def _slice_after(cols: _Columns, live: np.ndarray, settable: np.ndarray, three: np.ndarray,
+                 first_row: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`after_draws`' pairs of the hands ``first_row ..`` (``live`` and ``settable``
+    are theirs; ``three`` every hand's)."""
+    # Lane bit 16 s + r is card 13 s + r: the same order.
+    rows, bit = _bit_positions(live)
+    local = rows << 4
+    local |= bit & 15  # hand (in the slice) and rank, for the set values below
+    rows += first_row
+    rank = bit & 15
+    suit_at = (bit >> 4) * cols.size
+    after = _outside(cols, suit_at + rows, rank)
+    _least_over_choices(cols, rows, after, lambda sel, k, column: _outside(
+        cols, np.repeat(suit_at[sel], k) + column, np.repeat(rank[sel], k)))
+    # One entry per (hand, rank) a drawn card may join in a set.
+    set_rows, set_rank = _bit_positions(settable.astype(np.uint16))
+    if set_rows.size == 0:
+        return rows, after
+    table = np.full(settable.shape[0] << 4, SENTINEL, np.int16)
+    table_at = set_rows << 4
+    table_at |= set_rank
+    set_rows += first_row
+    is_three = ((three[set_rows] >> set_rank.astype(_U64)) & _ONE).astype(bool)
+    value = _in_set(cols, set_rows, set_rank, is_three)
+    _least_over_choices(cols, set_rows, value, lambda sel, k, column: _in_set(
+        cols, column, np.repeat(set_rank[sel], k), np.repeat(is_three[sel], k)))
+    # Each drawn card reads its (hand, rank) entry (SENTINEL: not in a set).
+    table[table_at] = value
+    np.minimum(after, table[local], out=after)
+    return rows, after
 
 
 def after_each_draw(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -157,34 +314,8 @@ def after_each_draw(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ``min_deadwood_after_discard(masks)`` (>= SENTINEL for an empty hand).
     """
     arr = as_masks(masks).reshape(-1)
-    by_card, no_draw = after_each_draw_by_card(arr)
-    after = by_card.T.copy()
-    np.putmask(after, unpack_masks(arr).view(bool), SENTINEL)
+    held = unpack_masks(arr).view(bool).reshape(-1, NUM_CARDS)
+    _, values, no_draw = after_draws(arr, ~arr & _ALL_CARDS)
+    after = np.full(held.shape, SENTINEL, np.int16)
+    after[~held] = values
     return after, no_draw
-
-
-def after_each_draw_by_card(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`after_each_draw` card-major: ``after`` is (52, n), and its entries for held
-    cards are left unspecified (a caller reads only cards not held).
-
-    Why: the hands run along the last axis here, as in the whole pass, so a caller that
-    sums over cards (``agents.strong``'s expected gain) skips a transposing copy.
-    """
-    arr = as_masks(masks).reshape(-1)
-    n = arr.shape[0]
-    if n == 0:
-        return np.zeros((NUM_CARDS, 0), np.int16), np.zeros(0, np.int16)
-    lanes = bl.to_lanes(arr)
-    best = _min_over_set_choices(lanes).reshape(7, NUM_RANKS, n)
-    # Which ranks may take c into a set: held twice (the pair joins it), three times (all
-    # three, or two with the third free); a rank held four times has no card to draw.
-    a, b, c, d = (bl.lane(lanes, s) for s in range(NUM_SUITS))
-    two_up = (a & (b | c | d)) | (b & (c | d)) | (c & d)
-    three_up = (a & b & (c | d)) | (c & d & (a | b))
-    ranks = np.arange(NUM_RANKS)[:, None]
-    pair = (((two_up & ~three_up)[None, :] >> ranks) & 1).astype(bool)
-    three = (((three_up & ~(a & b & c & d))[None, :] >> ranks) & 1).astype(bool)
-    in_set = np.where(pair | three, best[_SET_ALL], SENTINEL)
-    in_set = np.where(three, np.minimum(in_set, best[_SET_PAIR]), in_set)
-    after = np.minimum(best[_OUT], in_set[None]).reshape(NUM_CARDS, n)
-    return after, np.minimum(best[_NO_DRAW, 0], SENTINEL)

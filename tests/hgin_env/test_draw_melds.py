@@ -1,6 +1,7 @@
-"""``hgin_env.draw_melds.after_each_draw`` against ``min_deadwood_after_discard`` of every
-``hand | card`` (itself checked against the brute force in test_melds.py) and, on fewer
-hands, against the brute-force reference directly."""
+"""``hgin_env.draw_melds.after_each_draw`` and ``after_draws`` against
+``min_deadwood_after_discard`` of every ``hand | card`` (itself checked against the brute
+force in test_melds.py) and, on fewer hands, against the brute-force reference directly;
+its set choices against ``melds.expand_set_choices``."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hgin_env import bitlanes as bl
 from hgin_env.cards import format as fmt
-from hgin_env.draw_melds import after_each_draw
-from hgin_env.melds import SENTINEL, min_deadwood_after_discard
+from hgin_env.cards import unpack_masks
+from hgin_env.draw_melds import after_draws, after_each_draw, set_choices
+from hgin_env.melds import SENTINEL, expand_set_choices, min_deadwood_after_discard
 from tests.helpers.reference import cards_of, deadwood_after_discard_ref
 from tests.helpers.strategies import fast_settings, hands, meld_dense_hands, slow_settings
 
@@ -56,3 +59,44 @@ def test_after_each_draw_matches_the_brute_force(mask, data):
 def test_after_each_draw_empty_batch():
     after, no_draw = after_each_draw(np.zeros(0, np.uint64))
     assert after.shape == (0, 52) and no_draw.shape == (0,)
+
+
+@fast_settings()
+@given(st.lists(st.tuples(_ANY_HAND, st.integers(0, (1 << 52) - 1)), min_size=1, max_size=8),
+       st.sampled_from([1, 2, 3, 2048]))
+def test_after_draws_of_some_cards_in_slices(pairs, slice_hands):
+    """The pairs of any cards to draw, in slices of any size: the minimiser of each hand
+    plus card, in np.nonzero's order; the hands' own best discard."""
+    masks = np.array([m for m, _ in pairs], np.uint64)
+    draws = np.array([d & ~m for m, d in pairs], np.uint64)
+    rows, after, no_draw = after_draws(masks, draws, slice_hands)
+    want_rows, want_cards = np.nonzero(unpack_masks(draws).view(bool))
+    assert rows.tolist() == want_rows.tolist() and after.dtype == np.int16
+    want = [int(min_deadwood_after_discard(int(masks[r]) | 1 << int(c)))
+            for r, c in zip(want_rows, want_cards, strict=True)]
+    assert after.tolist() == want
+    for i, (mask, _) in enumerate(pairs):
+        if mask:
+            assert no_draw[i] == min_deadwood_after_discard(mask), fmt(mask)
+
+
+@fast_settings()
+@given(st.lists(st.one_of(meld_dense_hands(10), meld_dense_hands(11), hands(11)),
+                min_size=1, max_size=8))
+def test_set_choices_are_melds_expansion(masks):
+    """Every set choice but "no set", once each, as ``melds.expand_set_choices`` has them."""
+    lanes = bl.to_lanes(np.array(masks, np.uint64))
+    hand, cards, extra = set_choices(lanes)
+    origin, want = expand_set_choices(lanes)
+    assert extra.tolist() == (np.bincount(origin, minlength=len(masks)) - 1).tolist()
+    assert hand.tolist() == sorted(hand.tolist())
+    for i in range(len(masks)):
+        got = sorted(cards[hand == i].tolist())
+        assert got == sorted(c for c in want[origin == i].tolist() if c), fmt(masks[i])
+
+
+def test_after_draws_empty():
+    rows, after, no_draw = after_draws(np.zeros(0, np.uint64), np.zeros(0, np.uint64))
+    assert rows.shape == after.shape == no_draw.shape == (0,)
+    rows, after, no_draw = after_draws(np.array([0b111], np.uint64), np.zeros(1, np.uint64))
+    assert rows.shape == after.shape == (0,) and no_draw.tolist() == [3]  # A 2 3, less the 3
