@@ -56,7 +56,7 @@ import numpy as np
 from agents.features import SPEC, ObsView, card_bit, decode
 from hgin_env import actions as A
 from hgin_env import bitlanes as bl
-from hgin_env.cards import CARD_VALUES, NUM_CARDS, unpack_masks
+from hgin_env.cards import CARD_VALUES, NUM_CARDS, pack_masks, popcount64, unpack_masks
 from hgin_env.draw_melds import after_draws
 from hgin_env.melds import SENTINEL, deadwood_after_discard
 from hgin_env.observation import SCALE
@@ -182,26 +182,19 @@ class StrongView(ObsView):
 
     @cached_property
     def hand(self) -> np.ndarray:
-        return pack_rows(self.hand_bits)
+        return pack_masks(self.hand_bits)
 
     @cached_property
     def unseen(self) -> np.ndarray:
-        return pack_rows(self.unseen_bits)
+        return pack_masks(self.unseen_bits)
 
     @cached_property
     def top(self) -> np.ndarray:
         """The top discard's card id (its lowest card: the slice is one-hot), -1 for none."""
-        top = pack_rows(self.obs[:, _TOP_DISCARD] > 0.5)
+        top = pack_masks(self.obs[:, _TOP_DISCARD] > 0.5)
         lowest = top & (~top + np.uint64(1))
-        card = np.bitwise_count(lowest - np.uint64(1)).astype(np.int64)
+        card = popcount64(lowest - np.uint64(1))
         return np.where(top != 0, card, -1)
-
-
-def pack_rows(bits: np.ndarray) -> np.ndarray:
-    """(n,) uint64 card masks of (n, 52) bool ``bits`` (``cards.pack_masks`` of one slice)."""
-    out = np.zeros((bits.shape[0], 8), np.uint8)
-    out[:, :7] = np.packbits(bits, axis=1, bitorder="little")
-    return out.view("<u8").reshape(-1).astype(np.uint64, copy=False)
 
 
 def after_discard_rows(view: ObsView, rows: np.ndarray) -> np.ndarray:
@@ -592,4 +585,4 @@ def _replacement_gain(cards: np.ndarray, removal: np.ndarray) -> np.ndarray:
 
 __all__ = ["NO_REQUEST", "Candidates", "Phase", "Request", "StrongAgent", "StrongParams",
            "StrongView", "after_discard_rows", "has_partner", "join_requests",
-           "meld_partner_cards", "meld_partner_masks", "pack_rows", "split_gains"]
+           "meld_partner_cards", "meld_partner_masks", "split_gains"]
