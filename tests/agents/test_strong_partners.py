@@ -15,6 +15,7 @@ from agents import make_agent
 from agents.ginhunter import isolated_count
 from agents.random_agent import RandomAgent
 from agents.strong import StrongAgent, meld_partner_cards
+from hgin_env.cards import pack_masks
 from hgin_env.engine import VectorGame
 from tests.helpers.strategies import fast_settings, hands, meld_dense_hands
 
@@ -67,10 +68,11 @@ def test_isolated_count_matches_the_loop(masks):
 
 
 class _Seen:
-    """The two fields ``_danger`` reads, as an observation would give them."""
+    """The fields ``_danger`` and ``_danger_at`` read, as an observation would give them."""
 
     def __init__(self, known: np.ndarray, unseen: np.ndarray) -> None:
         self.opp_known_bits, self.unseen_bits = known, unseen
+        self.opp_known, self.unseen = pack_masks(known), pack_masks(unseen)
 
 
 @fast_settings()

@@ -100,3 +100,37 @@ def test_after_draws_empty():
     assert rows.shape == after.shape == no_draw.shape == (0,)
     rows, after, no_draw = after_draws(np.array([0b111], np.uint64), np.zeros(1, np.uint64))
     assert rows.shape == after.shape == (0,) and no_draw.tolist() == [3]  # A 2 3, less the 3
+
+
+@st.composite
+def _set_heavy_hands(draw):
+    """Up to 10 cards with one to three ranks held three or four times, then any cards:
+    hands with one set choice, with several (a rank of four, two or three set ranks), and
+    draws of the fourth card of a set rank among several."""
+    mask = 0
+    for rank in draw(st.lists(st.integers(0, 12), min_size=1, max_size=3, unique=True)):
+        suits = draw(st.lists(st.integers(0, 3), min_size=3, max_size=4, unique=True))
+        if mask.bit_count() + len(suits) <= 10:
+            mask |= sum(1 << (13 * s + rank) for s in suits)
+    size = draw(st.integers(mask.bit_count(), 10))
+    for card in draw(st.permutations(range(52))):
+        if mask.bit_count() >= size:
+            break
+        mask |= 1 << card
+    return mask
+
+
+@fast_settings()
+@given(st.lists(_set_heavy_hands(), min_size=1, max_size=8), st.sampled_from([1, 3, 2048]))
+def test_after_draws_with_several_set_choices(masks, slice_hands):
+    """Every card not held, for hands rich in set choices: the minimiser of each hand plus
+    card; the hands' own best discard."""
+    arr = np.array(masks, np.uint64)
+    draws = ~arr & np.uint64((1 << 52) - 1)
+    rows, after, no_draw = after_draws(arr, draws, slice_hands)
+    want_rows, want_cards = np.nonzero(unpack_masks(draws).view(bool))
+    assert rows.tolist() == want_rows.tolist()
+    want = [int(min_deadwood_after_discard(masks[r] | 1 << int(c)))
+            for r, c in zip(want_rows, want_cards, strict=True)]
+    assert after.tolist() == want
+    assert no_draw.tolist() == [int(min_deadwood_after_discard(m)) for m in masks]
