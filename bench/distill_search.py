@@ -297,35 +297,42 @@ def compare(agent: str, base: str, opponents: list[str], matches: int, rules: st
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
-    lab = sub.add_parser("label", help="play the teacher and record its decisions")
-    lab.add_argument("--matches", type=int, default=40)
-    lab.add_argument("--opponent", default="strong")
-    lab.add_argument("--teacher", default=DEFAULT_TEACHER)
-    lab.add_argument("--rules", default="friendly")
-    lab.add_argument("--seed", type=int, default=0)
+    fmt = argparse.ArgumentDefaultsHelpFormatter
+    lab = sub.add_parser("label", help="play the teacher and record its decisions",
+                         formatter_class=fmt)
+    lab.add_argument("--matches", type=int, default=40, help="matches to play (even)")
+    lab.add_argument("--opponent", default="strong", help="agent spec the teacher plays")
+    lab.add_argument("--teacher", default=DEFAULT_TEACHER, help="the search spec to label with")
+    lab.add_argument("--rules", default="friendly", help="rule profile or .toml file")
+    lab.add_argument("--seed", type=int, default=0, help="seeds the deals and the search")
     lab.add_argument("--chunk", type=int, default=20, help="matches a file")
     lab.add_argument("--anchor", type=float, default=0.25,
                      help="fraction of the other decisions kept (the KL anchor)")
-    lab.add_argument("--out", type=Path, required=True)
-    tr = sub.add_parser("train", help="fine-tune the blueprint on the labels")
-    tr.add_argument("labels", type=Path)
-    tr.add_argument("--blueprint", default="pretrained")
-    tr.add_argument("--out", type=Path, required=True)
-    tr.add_argument("--epochs", type=int, default=4)
-    tr.add_argument("--lr", type=float, default=1e-4)
+    lab.add_argument("--out", type=Path, required=True, help="folder for the label chunks")
+    tr = sub.add_parser("train", help="fine-tune the blueprint on the labels",
+                        formatter_class=fmt)
+    tr.add_argument("labels", type=Path, help="folder of label chunks written by `label`")
+    tr.add_argument("--blueprint", default="pretrained", help="the network spec to fine-tune")
+    tr.add_argument("--out", type=Path, required=True, help="the agent file (.pt) to write")
+    tr.add_argument("--epochs", type=int, default=4, help="passes over the labels")
+    tr.add_argument("--lr", type=float, default=1e-4, help="Adam's learning rate")
     tr.add_argument("--kl", type=float, default=1.0, help="hard labels: the KL weight")
     tr.add_argument("--tau", type=float, default=0.0,
                     help="> 0: soft targets, the blueprint tilted by exp(advantage / tau)")
-    tr.add_argument("--holdout", type=float, default=0.1)
-    tr.add_argument("--batch", type=int, default=512)
-    tr.add_argument("--seed", type=int, default=0)
-    co = sub.add_parser("compare", help="the distilled network against its blueprint, paired")
-    co.add_argument("agent")
-    co.add_argument("--base", default="pretrained")
-    co.add_argument("--opponents", nargs="+", default=["strong", "pretrained"])
-    co.add_argument("--matches", type=int, default=2000)
-    co.add_argument("--rules", default="friendly")
-    co.add_argument("--seed", type=int, default=11)
+    tr.add_argument("--holdout", type=float, default=0.1,
+                    help="fraction of the chunks held out for the agreement figures")
+    tr.add_argument("--batch", type=int, default=512, help="decisions a gradient step")
+    tr.add_argument("--seed", type=int, default=0, help="seeds the order and the weights")
+    co = sub.add_parser("compare", help="the distilled network against its blueprint, paired",
+                        formatter_class=fmt)
+    co.add_argument("agent", help="agent spec, e.g. ckpt:outputs/distilled.pt")
+    co.add_argument("--base", default="pretrained", help="the agent it is compared with")
+    co.add_argument("--opponents", nargs="+", default=["strong", "pretrained"],
+                    help="agent specs both play")
+    co.add_argument("--matches", type=int, default=2000,
+                    help="matches per opponent (duplicate pairs: half as many)")
+    co.add_argument("--rules", default="friendly", help="rule profile or .toml file")
+    co.add_argument("--seed", type=int, default=11, help="seeds the deals")
     a = p.parse_args(argv)
     if a.cmd == "train" and not (0 <= a.holdout < 1 and a.lr > 0 and a.kl >= 0 <= a.tau
                                  and a.epochs >= 1 and a.batch >= 1):

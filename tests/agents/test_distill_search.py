@@ -134,3 +134,16 @@ def test_soft_targets_tilt_the_blueprint_by_the_advantage() -> None:
     expect = torch.log_softmax(torch.tensor([2.0 + (0.1 - mean) / 0.1,
                                              1.0 + (0.3 - mean) / 0.1, 0.0]), 0)
     assert torch.allclose(out[0, :3], expect, atol=1e-5) and p[0, 3] < 1e-9
+
+
+def test_the_command_line_trains_and_compares(labels: Path, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "cli.pt"
+    assert main(["train", str(labels), "--out", str(out), "--epochs", "1",
+                 "--holdout", "0"]) == 0
+    assert main(["compare", f"ckpt:{out}", "--opponents", "random", "--matches", "4",
+                 "--seed", "3"]) == 0
+    text = capsys.readouterr().out
+    assert f"wrote {out}" in text
+    assert f"ckpt:{out} minus pretrained vs random: " in text
+    assert "points over 2 duplicate pairs" in text
