@@ -147,7 +147,9 @@ def make_agent(spec: str | Agent, seed: int | None = None,
 
         config = parse_search_spec(text)
         agent = SearchAgent(config, rules=rules, seed=seed,
-                            blueprint=make_agent(config.blueprint, rules=rules))
+                            blueprint=make_agent(config.blueprint, rules=rules),
+                            rollout=make_agent(config.rollout, rules=rules)
+                            if config.rollout else None)
         agent.name = text
         return agent
     if text.lower().startswith("text:"):

@@ -129,6 +129,11 @@ class SearchConfig:
     depth: int = 0
     #: With ``depth``: the value network's file (empty: the shipped ``hand_value.pt``).
     value_file: str = ""
+    #: The agent that plays both seats of the rollouts (an agent spec; empty: the
+    #: blueprint).  A cheaper one buys more worlds a second (``simple-det`` costs about a
+    #: fifth of the network a decision), a different one another model of play; it must be
+    #: deterministic, so that every candidate meets the same continuation in a world.
+    rollout: str = ""
 
     def __post_init__(self) -> None:
         for name in ("samples", "particles", "top_k", "threads"):
@@ -157,6 +162,10 @@ class SearchConfig:
                 or not 0 <= self.depth <= 200:
             raise ValueError(f"search depth must be an integer in 0..200 (0: rollouts to the "
                              f"hand's end), got {self.depth!r}")
+        if self.rollout.strip().lower().split(":")[0] in ("search", "random", "simple"):
+            raise ValueError(f"search rollout must be a deterministic agent that is not a "
+                             f"search (e.g. simple-det, strong, ginhunter, pretrained or "
+                             f"ckpt:PATH), got {self.rollout!r}")
         if self.value_file and not self.depth:
             raise ValueError("search value_file is read only with depth >= 1 (rollouts cut "
                              "short); depth=0 plays every rollout to the hand's end")
@@ -539,7 +548,7 @@ class SearchAgent:
 
     def __init__(self, config: SearchConfig | None = None, rules: Rules | str | None = None,
                  blueprint: Agent | None = None, seed: int | None = None,
-                 worlds: WorldSampler | None = None) -> None:
+                 worlds: WorldSampler | None = None, rollout: Agent | None = None) -> None:
         self.config = config or SearchConfig()
         #: Where the searched decisions' worlds come from: ``None`` (the search's own
         #: belief, :meth:`sample_worlds`), or a :class:`WorldSampler` (measurements only).
@@ -569,6 +578,14 @@ class SearchAgent:
                              "action probabilities, and deterministic rollouts keep the "
                              "samples common to all candidates): 'pretrained' or 'ckpt:PATH'")
         self.blueprint = blueprint
+        if self.config.rollout and rollout is None:
+            raise ValueError(f"SearchAgent needs its rollout agent (config.rollout is "
+                             f"{self.config.rollout!r}); make_agent('search:...') builds it")
+        if getattr(rollout, "greedy", True) is False:
+            raise ValueError("the search rollout agent must be deterministic: a greedy "
+                             "torch policy, strong, ginhunter or simple-det")
+        #: Who plays both seats of the rollouts: the blueprint unless ``rollout`` is set.
+        self.rollout_agent: Agent = rollout if rollout is not None else blueprint
         self.name = "search"
         self._rng = np.random.default_rng(seed)
         #: Counters since construction: decisions seen, searched, changed by search, and
@@ -859,8 +876,9 @@ class SearchAgent:
 
     def _play_out(self, state: GameState, first: np.ndarray,
                   opponent: Agent | None = None) -> np.ndarray:
-        """Seat 0's return: ``first`` played, then the blueprint on both seats to the hand's end
-        (``opponent``, where given, on seat 1)."""
+        """Seat 0's return: ``first`` played, then the rollout agent (the blueprint unless
+        ``rollout`` names another) on both seats to the hand's end (``opponent``, where
+        given, on seat 1)."""
         game = VectorGame.from_state(state, reward="columns", autoreset=False)
         scale = float(self.rules.target * self.rules.columns)
         value = np.zeros(game.num_games)
@@ -890,9 +908,9 @@ class SearchAgent:
             actions = np.zeros(game.num_games, np.int64)
             if opponent is None:
                 rows = np.flatnonzero(live)
-                actions[rows] = self.blueprint.act({k: v[rows] for k, v in obs.items()})
+                actions[rows] = self.rollout_agent.act({k: v[rows] for k, v in obs.items()})
                 continue
-            for seat, agent in ((0, self.blueprint), (1, opponent)):
+            for seat, agent in ((0, self.rollout_agent), (1, opponent)):
                 rows = np.flatnonzero(live & (game.state.current_player == seat))
                 if rows.size:
                     actions[rows] = agent.act({k: v[rows] for k, v in obs.items()})

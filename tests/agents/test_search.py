@@ -308,3 +308,58 @@ def test_search_defaults_are_the_measured_safe_ones() -> None:
     assert parse_search_spec("search:knocks=true").knocks is True
     with pytest.raises(ValueError, match="knocks"):
         parse_search_spec("search:knocks=maybe")
+
+
+class _Spy:
+    """A rollout agent that counts the positions it is asked about."""
+
+    greedy = True
+
+    def __init__(self, inner: object) -> None:
+        self.inner, self.asked = inner, 0
+
+    def act(self, obs: dict[str, np.ndarray], rng: object = None) -> np.ndarray:
+        self.asked += len(obs["action_mask"])
+        return self.inner.act(obs)
+
+
+def _search_states(agent: SearchAgent) -> tuple[dict[str, np.ndarray], dict[str, int]]:
+    arena = Arena(agent, make_agent("strong"), 2, load_rules("friendly"), seed=11)
+    for _ in range(80):
+        arena.step()
+    return arena.game.state_dict(), agent.counts
+
+
+def test_rollout_names_who_plays_the_rollouts() -> None:
+    """``rollout=`` swaps the rollouts' player and nothing else: naming the blueprint
+    plays exactly as the default, and another agent is asked for every rollout move."""
+    spec = "search:samples=3,particles=12,top_k=3,uncertain=1"
+    plain, plain_counts = _search_states(make_agent(spec))
+    same, same_counts = _search_states(make_agent(f"{spec},rollout=pretrained"))
+    for key, value in plain.items():
+        assert np.array_equal(value, same[key]), key
+    assert same_counts == plain_counts
+    config = parse_search_spec(f"{spec},rollout=simple-det")
+    spy = _Spy(make_agent("simple-det"))
+    agent = SearchAgent(config, blueprint=make_agent("pretrained"), rollout=spy, seed=0)
+    assert agent.rollout_agent is spy
+    _, counts = _search_states(agent)
+    assert counts["searched"] > 10 and spy.asked > counts["searched"] * 3
+
+
+@pytest.mark.parametrize("rollout", ["random", "simple", "search:samples=2"])
+def test_rollout_must_be_deterministic(rollout: str) -> None:
+    with pytest.raises(ValueError, match="must be a deterministic agent"):
+        parse_search_spec(f"search:rollout={rollout}")
+
+
+def test_rollout_agent_is_checked_when_search_is_built() -> None:
+    config = parse_search_spec("search:rollout=strong")
+    with pytest.raises(ValueError, match="needs its rollout agent"):
+        SearchAgent(config, blueprint=make_agent("pretrained"))
+    sampled = make_agent("pretrained")
+    sampled.greedy = False
+    with pytest.raises(ValueError, match="must be deterministic"):
+        SearchAgent(config, blueprint=make_agent("pretrained"), rollout=sampled)
+    assert isinstance(make_agent("search:rollout=strong").rollout_agent,
+                      type(make_agent("strong")))
