@@ -162,10 +162,12 @@ class SearchConfig:
                 or not 0 <= self.depth <= 200:
             raise ValueError(f"search depth must be an integer in 0..200 (0: rollouts to the "
                              f"hand's end), got {self.depth!r}")
-        if self.rollout.strip().lower().split(":")[0] in ("search", "random", "simple"):
+        # Random players break the common worlds; a search or an outside program would be
+        # asked thousands of times a decision (and a program need not answer the same twice).
+        if self.rollout.strip().lower().split(":")[0] in ("search", "random", "simple", "text"):
             raise ValueError(f"search rollout must be a deterministic agent that is not a "
-                             f"search (e.g. simple-det, strong, ginhunter, pretrained or "
-                             f"ckpt:PATH), got {self.rollout!r}")
+                             f"search or a program (e.g. simple-det, strong, ginhunter, "
+                             f"pretrained or ckpt:PATH), got {self.rollout!r}")
         if self.value_file and not self.depth:
             raise ValueError("search value_file is read only with depth >= 1 (rollouts cut "
                              "short); depth=0 plays every rollout to the hand's end")

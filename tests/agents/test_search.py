@@ -347,7 +347,7 @@ def test_rollout_names_who_plays_the_rollouts() -> None:
     assert counts["searched"] > 10 and spy.asked > counts["searched"] * 3
 
 
-@pytest.mark.parametrize("rollout", ["random", "simple", "search:samples=2"])
+@pytest.mark.parametrize("rollout", ["random", "simple", "search:samples=2", "text:cat"])
 def test_rollout_must_be_deterministic(rollout: str) -> None:
     with pytest.raises(ValueError, match="must be a deterministic agent"):
         parse_search_spec(f"search:rollout={rollout}")
