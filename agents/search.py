@@ -900,11 +900,9 @@ class SearchAgent:
                 return value
             obs = game.observe()
             if moves == self.config.depth:  # cut short: the network values the rest
-                from agents.hand_value import value_features
-
                 rows = np.flatnonzero(live)
                 mover = game.state.current_player[rows]
-                v = self._value_net.values(value_features(obs["observation"], game.state)[rows])
+                v = self._value_net.value_positions(obs["observation"], game.state, rows)
                 value[rows] += np.where(mover == 0, v, -v)
                 return value
             actions = np.zeros(game.num_games, np.int64)

@@ -473,13 +473,14 @@ def unpack_array(packed: dict[str, Any]) -> np.ndarray:
     return data.view(np.uint64) if dtype == np.uint64 else data.astype(dtype, copy=False)
 
 
-def read_network_file(path: Path, kind: str, features: int, what: str, trainer: str,
-                      max_hidden: int = 4096) -> dict[str, Any]:
+def read_network_file(path: Path, kind: str, features: int | tuple[int, ...], what: str,
+                      trainer: str, max_hidden: int = 4096) -> dict[str, Any]:
     """The table of a small network file search reads (a belief, a hand value): a user's
     input, so its archive is checked before unpacking (:func:`check_archive`), it is read
-    with ``weights_only=True`` (never unpickled), its ``kind`` and ``features`` must match
-    and its width ``hidden`` is bounded; otherwise a one-line ``ValueError`` naming
-    ``what`` it should be (``FileNotFoundError`` saying which ``trainer`` writes one)."""
+    with ``weights_only=True`` (never unpickled), its ``kind`` must match, its
+    ``features`` be ``features`` (or one of them) and its width ``hidden`` be bounded;
+    otherwise a one-line ``ValueError`` naming ``what`` it should be
+    (``FileNotFoundError`` saying which ``trainer`` writes one)."""
     if not path.is_file():
         raise FileNotFoundError(f"{what} {path} not found (train one with python {trainer})")
     try:
@@ -490,7 +491,9 @@ def read_network_file(path: Path, kind: str, features: int, what: str, trainer: 
     except Exception as exc:  # any failure to read it means "not ours"
         raise ValueError(f"{path} is not a {what} (torch.load failed: "
                          f"{type(exc).__name__}: {str(exc)[:200]})") from None
-    if not isinstance(data, dict) or data.get("kind") != kind or data.get("features") != features:
+    widths = features if isinstance(features, tuple) else (features,)
+    if not isinstance(data, dict) or data.get("kind") != kind \
+            or isinstance(data.get("features"), bool) or data.get("features") not in widths:
         raise ValueError(f"{path} is not a {what} for these features")
     hidden = data.get("hidden")
     if isinstance(hidden, bool) or not isinstance(hidden, int) or not 1 <= hidden <= max_hidden:

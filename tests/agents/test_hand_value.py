@@ -9,10 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import bench.train_value as train_value
 from agents import make_agent
 from agents.hand_value import FEATURES, load_hand_value, value_features
 from agents.search import SearchConfig, parse_search_spec
-from bench.train_value import hand_returns, main, self_play
+from bench.train_value import hand_returns, main, order_means, reshuffle_below_top, self_play
 from hgin_env.engine import VectorGame
 from hgin_env.rules import load_rules
 
@@ -69,9 +70,10 @@ class _Constant:
         self.v = v
         self.meta: dict = {}
 
-    def values(self, features: np.ndarray) -> np.ndarray:
-        assert features.shape[1] == FEATURES
-        return np.full(features.shape[0], self.v)
+    def value_positions(self, obs: np.ndarray, state, rows: np.ndarray  # type: ignore[no-untyped-def]
+                        ) -> np.ndarray:
+        assert value_features(obs, state).shape == (state.num_games, FEATURES)
+        return np.full(rows.size, self.v)
 
 
 def test_a_cut_rollout_adds_the_movers_value_from_seat_zeros_side(value_file: Path) -> None:
@@ -124,3 +126,145 @@ def test_depth_and_value_file_settings_are_checked(tmp_path: Path, value_file: P
         make_agent(f"search:depth=2,value_file={junk}")
     with pytest.raises(ValueError, match="'friendly' rules, not these"):
         make_agent(f"search:depth=2,value_file={value_file}", rules="classic")
+
+
+def test_reshuffling_keeps_every_card_and_the_top_of_the_stock() -> None:
+    state, _ = _state_at(37)
+    many = state.take(np.repeat(np.arange(GAMES), 20))
+    before = many.deck.copy()
+    reshuffle_below_top(many, np.random.default_rng(0))
+    pos = many.stock_pos.astype(np.int64)
+    moved = False
+    for g in range(many.num_games):
+        top = pos[g] + 1  # dealt, taken and the top card stay where they were
+        np.testing.assert_array_equal(many.deck[g, :top], before[g, :top])
+        assert sorted(many.deck[g, top:]) == sorted(before[g, top:])
+        moved |= not np.array_equal(many.deck[g, top:], before[g, top:])
+    assert moved
+    # Every copy of one game holds its own order.
+    assert len({many.deck[g].tobytes() for g in range(20)}) > 1
+
+
+def test_order_means_average_search_playouts_from_the_movers_side(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the reshuffle held still, every order is the state itself: the mean is one
+    playout of search's own, signed for the mover."""
+    state, first = _state_at(90)
+    search = make_agent("search")
+    want = search._play_out(state, first)
+    want = np.where(state.current_player == 0, want, -want)
+    monkeypatch.setattr(train_value, "reshuffle_below_top", lambda s, gen: None)
+    got = order_means(state, first, 3, search, np.random.default_rng(0))
+    np.testing.assert_allclose(got, want, atol=1e-12)
+    assert (state.current_player == 1).any() and (state.current_player == 0).any()
+
+
+def test_order_targets_end_to_end_and_trained_again_from_the_saved_positions(
+        tmp_path: Path) -> None:
+    data, out = tmp_path / "d.npz", tmp_path / "v.pt"
+    args = ["--games", "12", "--steps", "30", "--orders", "2", "--epochs", "1",
+            "--hidden", "8", "--data", str(data), "--out", str(out)]
+    assert main(args) == 0
+    with np.load(data) as saved:
+        x, y = saved["x"], saved["y"]
+    assert x.shape == (y.size, FEATURES) and np.isfinite(y).all() and y.size > 12
+    assert load_hand_value(out).meta["orders"] == 2
+    out.unlink()
+    assert main(["--epochs", "1", "--hidden", "8", "--data", str(data), "--out", str(out)]) == 0
+    assert out.exists()
+
+
+@pytest.mark.parametrize("bad", [["--orders", "-1"], ["--lr", "0"], ["--batch", "0"]])
+def test_bad_training_options_are_one_line_errors(bad: list[str],
+                                                  capsys: pytest.CaptureFixture) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(bad)
+    assert exc.value.code == 2
+    assert bad[0] in capsys.readouterr().err
+
+
+def _world_reference(base: np.ndarray) -> np.ndarray:
+    """:func:`world_features` card by card with the brute-force meld search."""
+    from agents.hand_value import WORLD_FEATURES
+    from hgin_env.observation import OBS_DIM, observation_spec
+    from tests.helpers.reference import deadwood_after_discard_ref, min_deadwood_ref
+
+    limit_at = observation_spec()["knock_limit"].start
+    out = np.zeros((len(base), WORLD_FEATURES))
+    for i, row in enumerate(base):
+        cards = [np.flatnonzero(row[a:a + 52] > 0.5).tolist()
+                 for a in (OBS_DIM, 0, OBS_DIM + 52, OBS_DIM + 104)]
+        opp, mine, stock, top = cards
+        limit = round(float(row[limit_at]) * 10)
+        for k, hand in enumerate((opp, mine)):
+            if len(hand) != 10:
+                continue
+            mask = sum(1 << c for c in hand)
+            dw = min_deadwood_ref(mask)
+            after = [min(deadwood_after_discard_ref(mask | 1 << c).values()) for c in stock]
+            per = max(len(after), 1)
+            better = sum(a < dw for a in after)
+            gin = sum(a == 0 for a in after)
+            knock = sum(a <= limit for a in after)
+            saving = sum(max(dw - a, 0) for a in after)
+            at_top = min(deadwood_after_discard_ref(mask | 1 << top[0]).values()) if top else dw
+            out[i, 12 * k:12 * (k + 1)] = [
+                dw / 100, better / per, saving / per / 10, gin / per, knock / per,
+                better / 31, gin / 10, knock / 31, at_top / 100,
+                bool(top) and at_top == 0, bool(top) and at_top <= limit, 1]
+    return out
+
+
+def test_world_features_equal_the_brute_force_meld_search() -> None:
+    """Positions of real self-play, both seats to move, ten and eleven cards in hand."""
+    from agents.hand_value import BASE_FEATURES, world_features
+
+    rules = load_rules("friendly")
+    agent = make_agent("pretrained", rules=rules)
+    game = VectorGame(4, rules=rules, seed=3, reward="columns")
+    rows = []
+    for _ in range(24):
+        obs = game.observe()
+        rows.append(value_features(obs["observation"], game.state)[:, :BASE_FEATURES])
+        game.step(agent.act(obs))
+    base = np.concatenate(rows)
+    got = world_features(base)
+    np.testing.assert_allclose(got, _world_reference(base), atol=1e-6)
+    assert (got[:, 23] == 0).any() and (got[:, 23] == 1).any()  # the mover: 11 and 10 cards
+    np.testing.assert_array_equal(value_features(
+        game.observe()["observation"], game.state)[:, BASE_FEATURES:],
+        world_features(value_features(game.observe()["observation"],
+                                      game.state)[:, :BASE_FEATURES]))
+    with pytest.raises(ValueError, match="world_features needs"):
+        world_features(base[:, :10])
+
+
+def test_a_file_of_the_first_layout_reads_the_first_columns(tmp_path: Path) -> None:
+    """The shipped file predates the world features: it reads the base columns and gives
+    the values it always gave; a file of the new layout reads them all."""
+    from agents.hand_value import BASE_FEATURES, HandValueNet
+
+    shipped = load_hand_value()
+    assert shipped.features == BASE_FEATURES
+    state, _ = _state_at(20)
+    game = VectorGame.from_state(state, reward="columns")
+    rows = value_features(game.observe()["observation"], game.state)
+    import torch as th
+
+    with th.inference_mode():
+        want = shipped.module(th.from_numpy(rows[:, :BASE_FEATURES])).squeeze(-1).numpy()
+    np.testing.assert_allclose(shipped.values(rows), want, atol=1e-6)
+    np.testing.assert_allclose(shipped.value_positions(game.observe()["observation"],
+                                                       game.state), want, atol=1e-6)
+    wide = HandValueNet(8)
+    wide.save(tmp_path / "w.pt")
+    loaded = load_hand_value(tmp_path / "w.pt")
+    assert loaded.features == FEATURES
+    # Only some games' values: the world features of those rows alone, the same values.
+    obs = game.observe()["observation"]
+    every = loaded.values(value_features(obs, game.state))
+    some = np.arange(0, game.state.num_games, 3)
+    np.testing.assert_allclose(loaded.value_positions(obs, game.state, some), every[some],
+                               atol=1e-6)
+    with pytest.raises(ValueError, match="reads 554 or 578 features"):
+        HandValueNet(8, features=100)
