@@ -7,7 +7,8 @@ discard phases, so each agent is timed on the mix of decisions it meets in play;
 batch of B is the first B of them.  Each cell is the best of five rounds; the last
 column is the agent's cost per decision at the largest batch over the network's
 (``pretrained``) in the same run, which is what an opponent costs a training step
-beside the learner's own forward pass.
+beside the learner's own forward pass.  The heuristics' meld pass is the compiled one
+where numba is installed; ``HGIN_NO_JIT=1`` times the numpy pass (the title says which).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import torch
 from agents import make_agent
 from agents.evaluation.arena import play_matches
 from bench.common import best_time, print_table
+from hgin_env import jit_melds
 
 
 class _Collector:
@@ -81,7 +83,9 @@ def main() -> int:
         cells = [f"{1 / per[spec][s]:,.0f} ({1e6 * per[spec][s]:.1f} us)" for s in args.sizes]
         ratio = f"{per[spec][top] / network:.2f}" if network else "n/a"
         rows.append([spec, *cells, ratio])
-    print_table(f"decisions/s (us per decision), {args.threads} torch thread(s)",
+    melds = "compiled (numba)" if jit_melds.AVAILABLE else "numpy"
+    print_table(f"decisions/s (us per decision), {args.threads} torch thread(s), "
+                f"meld pass: {melds}",
                 ["agent", *[f"B = {s}" for s in args.sizes], f"cost / network's at B = {top}"],
                 rows)
     return 0

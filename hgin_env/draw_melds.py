@@ -36,10 +36,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from hgin_env import bitlanes as bl
+from hgin_env import jit_melds
 from hgin_env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, unpack_masks
 from hgin_env.melds import RUN_DEADWOOD, RUN_DEADWOOD_MINUS, SENTINEL, as_masks
 
-__all__ = ["after_draws", "after_each_draw", "set_choices"]
+__all__ = ["after_draws", "after_each_draw", "numpy_after_draws", "set_choices"]
 
 _U64 = np.uint64
 _ONE = _U64(1)
@@ -312,6 +313,19 @@ def after_draws(masks: np.ndarray, draws: np.ndarray, slice_hands: int = 2048
     slice pays numpy's per-call overhead once).  Each pair's value depends on its hand
     only.
     """
+    arr = as_masks(masks).reshape(-1)
+    n = arr.shape[0]
+    if n == 0:
+        empty = np.zeros(0, np.int16)
+        return np.zeros(0, np.intp), empty, empty
+    if jit_melds.AVAILABLE and int(np.bitwise_count(arr).max()) <= jit_melds.MAX_CARDS:
+        return jit_melds.after_draws(arr, as_masks(draws).reshape(-1))
+    return numpy_after_draws(arr, draws, slice_hands)
+
+
+def numpy_after_draws(masks: np.ndarray, draws: np.ndarray, slice_hands: int = 2048
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`after_draws` in numpy (the pass used without numba, and its reference)."""
     arr = as_masks(masks).reshape(-1)
     n = arr.shape[0]
     if n == 0:

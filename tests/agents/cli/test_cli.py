@@ -18,6 +18,7 @@ from hgin_env.envs.opponents import load_agent
 from hgin_env.rules import PROFILES, load_rules
 from hgin_env.shipped import shipped_names
 from tests.helpers.paths import ROOT
+from tests.helpers.signals import sigint_default
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -145,7 +146,8 @@ def test_ctrl_c_during_start_up_is_one_line(tmp_path: Path) -> None:
 
     proc = subprocess.Popen([sys.executable, "-m", "agents.cli", "train", "--config", "quick",
                              "--logdir", str(tmp_path / "run"), "--no-progress"],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=sigint_default)
     time.sleep(0.4)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)

@@ -17,15 +17,13 @@ import pytest
 import agents.evaluation.tournament
 from agents.cli import evaluate
 from tests.helpers.paths import ROOT
+from tests.helpers.signals import sigint_default
 
 
 def _run_cli(*args: str, **popen: object) -> subprocess.Popen:
-    # SIGINT back to the default, so Python installs its handler even where the
-    # test runner was started with SIGINT ignored (background jobs).
     return subprocess.Popen(
         [sys.executable, str(ROOT / "evaluate.py"), *args], cwd=ROOT, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), **popen,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=sigint_default, **popen,
     )
 
 

@@ -42,6 +42,7 @@ from hgin_env.observation import OBS_DIM
 from hgin_env.records import read_records
 from hgin_env.records.replay import replay
 from tests.helpers.paths import ROOT
+from tests.helpers.signals import sigint_default
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/agents/conftest.py
 
@@ -929,7 +930,7 @@ def _train_process(tmp_path: Path, *extra: str, stdout=None):
         [sys.executable, str(ROOT / "train.py"), "--config", str(cfg_path), "--logdir",
          str(tmp_path / "proc"), "--no-progress", *extra],
         cwd=ROOT, stdout=stdout, stderr=subprocess.PIPE, text=True,
-        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)}, preexec_fn=sigint_default)
 
 
 def test_ctrl_c_during_startup_is_one_line(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from hgin_env.rules import load_rules
 from hgin_env.ui import render as R
 from hgin_env.ui.moves import move_options, parse_command
 from tests.helpers.paths import ROOT
+from tests.helpers.signals import sigint_default
 
 # ----------------------------------------------------------------------------- render
 
@@ -242,7 +243,7 @@ def test_sigint_gives_one_line_and_exit_130() -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "hgin_env.apps.play", "--opponent", "random", "--seed", "2"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=_script_env(), cwd=ROOT, encoding="utf-8")
+        env=_script_env(), cwd=ROOT, encoding="utf-8", preexec_fn=sigint_default)
     try:
         assert "Hollywood gin against random" in proc.stdout.readline()
         proc.send_signal(signal.SIGINT)
