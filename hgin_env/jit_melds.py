@@ -209,6 +209,9 @@ def after_draws(hands: np.ndarray, draws: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`hgin_env.draw_melds.after_draws` of the 1-D ``uint64`` ``hands`` and
     ``draws`` (valid: at most ten cards a hand, no drawn card held), compiled."""
+    if draws.shape != hands.shape:
+        raise ValueError(f"after_draws needs one draw mask a hand: {hands.shape[0]} hands, "
+                         f"{draws.shape[0]} draw masks")
     if hands.size and int(np.bitwise_count(hands).max()) > MAX_CARDS:
         raise ValueError(f"the compiled meld pass takes hands of at most {MAX_CARDS} cards")
     kernel = _compile()

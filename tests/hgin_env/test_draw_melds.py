@@ -210,10 +210,12 @@ def test_compiled_pass_is_the_numpy_pass_on_many_hands():
 
 
 @NEEDS_NUMBA
-def test_compiled_pass_refuses_eleven_cards():
+def test_compiled_pass_refuses_eleven_cards_and_unpaired_draws():
     eleven = np.array([(1 << 11) - 1], np.uint64)
     with pytest.raises(ValueError, match="at most 10 cards"):
         jit_melds.after_draws(eleven, np.zeros(1, np.uint64))
+    with pytest.raises(ValueError, match="one draw mask a hand: 1 hands, 2 draw masks"):
+        jit_melds.after_draws(np.ones(1, np.uint64), np.zeros(2, np.uint64))
 
 
 @pytest.mark.parametrize(("value", "used"), [("1", False), ("0", HAS_NUMBA), ("", HAS_NUMBA)])
