@@ -216,6 +216,33 @@ def train(x: np.ndarray, y: np.ndarray, held: np.ndarray, epochs: int, seed: int
     return net, {"mse": best, "var": float(yv.var()), "history": history}
 
 
+#: The largest positions file ``--data`` reads (2 M positions take about 2.4 GB).
+MAX_DATA_BYTES = 16 << 30
+
+
+def read_positions(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(x, y, game)`` of a positions file this script wrote (``--data``): a user's file,
+    so its size is bounded, nothing in it is unpickled, and anything else is a one-line
+    ``ValueError``."""
+    size = path.stat().st_size
+    if size > MAX_DATA_BYTES:
+        raise ValueError(f"{path} is {size / 2**30:.1f} GiB, more than a positions file "
+                         f"may be ({MAX_DATA_BYTES >> 30} GiB)")
+    try:
+        with np.load(path, allow_pickle=False) as saved:
+            x, y, game = saved["x"], saved["y"], saved["game"]
+    except Exception as exc:  # not an .npz of these three arrays, or pickled objects
+        raise ValueError(f"{path} is not a positions file of train_value.py "
+                         f"({type(exc).__name__}: {str(exc)[:120]})") from None
+    n = y.shape[0] if y.ndim == 1 else -1
+    if (x.dtype.kind != "f" or y.dtype.kind != "f" or game.dtype.kind not in "iu"
+            or x.ndim != 2 or x.shape[1] not in (BASE_FEATURES, FEATURES)
+            or x.shape[0] != n or game.shape != (n,) or not np.isfinite(y).all()):
+        raise ValueError(f"{path} is not a positions file of train_value.py (x {x.shape} "
+                         f"{x.dtype}, y {y.shape} {y.dtype}, game {game.shape} {game.dtype})")
+    return x, y, game
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -258,8 +285,10 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     t0 = time.perf_counter()
     if args.data is not None and args.data.exists():
-        with np.load(args.data) as saved:
-            x, y, game = saved["x"], saved["y"], saved["game"]
+        try:
+            x, y, game = read_positions(args.data)
+        except ValueError as exc:
+            p.error(str(exc))
         print(f"read {args.data} (the options that collect are ignored)")
     elif args.orders:
         x, y, game = order_targets(args.games, args.steps, args.seed, args.orders, args.rules,

@@ -38,7 +38,7 @@ import numpy as np
 from hgin_env import bitlanes as bl
 from hgin_env import jit_melds
 from hgin_env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, unpack_masks
-from hgin_env.melds import RUN_DEADWOOD, RUN_DEADWOOD_MINUS, SENTINEL, as_masks
+from hgin_env.melds import RUN_DEADWOOD, RUN_DEADWOOD_MINUS, RUN_SAVING, SENTINEL, as_masks
 
 __all__ = ["after_draws", "after_each_draw", "numpy_after_draws", "set_choices"]
 
@@ -53,9 +53,7 @@ def _suit_tables() -> tuple[np.ndarray, np.ndarray]:
     masks = np.arange(1 << NUM_RANKS)
     rd = RUN_DEADWOOD.astype(np.int64)
     best_minus = RUN_DEADWOOD_MINUS.min(axis=1).astype(np.int64)
-    # The saving of a suit's best single removal; SENTINEL for the empty suit, which has
-    # nothing to remove and so never gives the minimum.
-    save = np.where(masks == 0, SENTINEL, best_minus - rd)
+    save = RUN_SAVING
     rank = np.arange(16)
     plus = (masks[:, None] | np.where(rank < NUM_RANKS, 1 << rank, 0)[None, :]).ravel()
     return rd | ((save + _BIAS) << 16), best_minus[plus] | (rd[plus] << 16)

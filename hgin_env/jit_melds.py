@@ -33,7 +33,7 @@ from importlib.util import find_spec
 import numpy as np
 
 from hgin_env.cards import NUM_RANKS, NUM_SUITS
-from hgin_env.melds import RUN_DEADWOOD, RUN_DEADWOOD_MINUS, SENTINEL
+from hgin_env.melds import RUN_DEADWOOD, RUN_SAVING, SENTINEL
 
 __all__ = ["AVAILABLE", "MAX_CARDS", "after_draws"]
 
@@ -43,16 +43,8 @@ __all__ = ["AVAILABLE", "MAX_CARDS", "after_draws"]
 AVAILABLE = find_spec("numba") is not None and os.environ.get("HGIN_NO_JIT", "") in ("", "0")
 
 
-def _tables() -> tuple[np.ndarray, np.ndarray]:
-    """Per 13-bit suit mask: its run-only deadwood, and the saving of its best single
-    removal (SENTINEL for the empty suit, which has nothing to remove)."""
-    rd = RUN_DEADWOOD.astype(np.int64)
-    best_minus = RUN_DEADWOOD_MINUS.min(axis=1).astype(np.int64)
-    save = np.where(np.arange(1 << NUM_RANKS) == 0, SENTINEL, best_minus - rd)
-    return rd, save.astype(np.int64)
-
-
-_RD, _SAVE = _tables()
+#: Per 13-bit suit mask: its run-only deadwood, and its best single removal's saving.
+_RD, _SAVE = RUN_DEADWOOD.astype(np.int64), RUN_SAVING
 #: The most cards a hand may hold (the pass is for hands before a draw).
 MAX_CARDS = 10
 #: Most columns a hand of ten cards has: two ranks held four times, 6 * 6.
@@ -192,15 +184,14 @@ def _compile() -> Callable[..., None]:
         except ImportError as error:
             raise RuntimeError("the compiled meld pass needs numba: "
                                "pip install 'hgin[fast]'") from error
-        try:  # numba raises where it finds no folder to cache in
-            numba.njit(cache=True)(_held)
-            cache = True
-        except RuntimeError:
-            cache = False
+        def jit(fn: Callable[..., object]) -> Callable[..., object]:
+            try:
+                return numba.njit(cache=True)(fn)
+            except RuntimeError:  # numba finds no folder to cache in: compile each run
+                return numba.njit(fn)
+
         # The kernel calls the helpers by these names, so they are compiled first.
-        _held = numba.njit(cache=cache)(_held)
-        _joins_set = numba.njit(cache=cache)(_joins_set)
-        _kernel = numba.njit(cache=cache)(_kernel)
+        _held, _joins_set, _kernel = jit(_held), jit(_joins_set), jit(_kernel)
         _compiled.append(_kernel)
     return _compiled[0]
 

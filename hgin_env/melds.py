@@ -49,6 +49,12 @@ def _suit_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 #: ``RUN_DEADWOOD_MINUS[m, r]``: the same after removing rank ``r`` (SENTINEL if not held).
 #: ``SUIT_VALUE[m]``: the summed card values of ``m``.
 RUN_DEADWOOD, RUN_DEADWOOD_MINUS, SUIT_VALUE = _suit_tables()
+#: ``RUN_SAVING[m]`` (int64): what the best single removal changes the run-only deadwood
+#: of suit mask ``m`` by (<= 0); SENTINEL for the empty suit, which has nothing to remove
+#: and so never gives a minimum.
+RUN_SAVING = np.where(np.arange(1 << 13) == 0, SENTINEL,
+                      RUN_DEADWOOD_MINUS.min(axis=1).astype(np.int64)
+                      - RUN_DEADWOOD.astype(np.int64))
 
 
 def as_masks(masks: np.ndarray | int) -> np.ndarray:
@@ -363,6 +369,7 @@ __all__ = [
     "CARD_VALUES",
     "RUN_DEADWOOD",
     "RUN_DEADWOOD_MINUS",
+    "RUN_SAVING",
     "SENTINEL",
     "arrange",
     "as_masks",

@@ -183,6 +183,27 @@ def test_bad_training_options_are_one_line_errors(bad: list[str],
     assert bad[0] in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("content", ["text", "no_game", "narrow", "pickled"])
+def test_a_bad_positions_file_is_a_one_line_error(content: str, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture) -> None:
+    data = tmp_path / "bad.npz"
+    x, y = np.zeros((4, FEATURES), np.float16), np.zeros(4, np.float32)
+    if content == "text":
+        data.write_text("not an archive")
+    elif content == "no_game":
+        np.savez(data, x=x, y=y)
+    elif content == "narrow":
+        np.savez(data, x=x[:, :100], y=y, game=np.arange(4))
+    else:
+        np.savez(data, x=x, y=np.array([object()] * 4), game=np.arange(4))
+    with pytest.raises(SystemExit) as exc:
+        main(["--data", str(data), "--out", str(tmp_path / "v.pt")])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "is not a positions file" in err and "Traceback" not in err
+    assert not (tmp_path / "v.pt").exists()
+
+
 def _world_reference(base: np.ndarray) -> np.ndarray:
     """:func:`world_features` card by card with the brute-force meld search."""
     from agents.hand_value import WORLD_FEATURES
