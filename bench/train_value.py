@@ -23,6 +23,9 @@ below its top card reshuffled: fewer positions for the same CPU, each with a tar
 times less noisy.  ``--data PATH`` keeps the collected positions (and trains again from
 them when the file exists).  The input is :data:`agents.hand_value.FEATURES` (the world
 features included) unless ``--features base`` asks for the first files' layout.
+``--opponent SPEC`` has the blueprint play that agent instead of itself and keeps only
+the positions where the opponent moves: the positions ``search:depth=1`` values, with
+the rest of the hand played as that opponent plays it.
 """
 
 from __future__ import annotations
@@ -55,16 +58,21 @@ from hgin_env.state import GameState
 
 
 def self_play(games: int, steps: int, seed: int, rules: str = "friendly",
-              blueprint: str = "pretrained", keep: float = 0.1, points_coef: float = 1.0
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+              blueprint: str = "pretrained", keep: float = 0.1, points_coef: float = 1.0,
+              opponent: str = "") -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The blueprint's greedy self-play: ``(features, rows, rewards, over)``.
 
     ``features`` (n, FEATURES) float16 are the kept positions, ``rows`` (n, 3) their
     (step, game, mover); ``rewards`` (steps, games) is seat 0's reward of each step in
-    search's units and ``over`` (steps, games) whether the step ended a hand.
+    search's units and ``over`` (steps, games) whether the step ended a hand.  With
+    ``opponent`` (an agent spec) the blueprint plays it instead, seat 0 in even games and
+    seat 1 in odd ones, and only the positions where the opponent moves are kept: the
+    positions ``search:depth=1`` values against such an opponent.
     """
     rule_set = load_rules(rules)
     agent = make_agent(blueprint, rules=rule_set)
+    other = make_agent(opponent, rules=rule_set) if opponent else None
+    other_seat = np.arange(games) % 2 == 0  # the opponent's seat is 1 in even games
     game = VectorGame(games, rules=rule_set, seed=seed, reward="columns")
     scale = float(rule_set.target * rule_set.columns)
     gen = np.random.default_rng(seed + 1)
@@ -73,12 +81,20 @@ def self_play(games: int, steps: int, seed: int, rules: str = "friendly",
     feats, rows = [], []
     for t in track(range(steps), description="self-play", console=Console(stderr=True)):
         obs = game.observe()
-        kept = np.flatnonzero(gen.random(games) < keep)
+        chosen = gen.random(games) < keep
+        action = agent.act(obs)
+        if other is not None:
+            theirs = (game.state.current_player == 1) == other_seat
+            chosen &= theirs
+            rows_o = np.flatnonzero(theirs)
+            if rows_o.size:
+                action[rows_o] = other.act({k: v[rows_o] for k, v in obs.items()})
+        kept = np.flatnonzero(chosen)
         feats.append(value_features(obs["observation"], game.state)[kept].astype(np.float16))
         rows.append(np.stack([np.full(kept.size, t), kept,
                               game.state.current_player[kept].astype(np.int64)], axis=1))
         before = game.scores.sum(axis=2)
-        r, info = game.step(agent.act(obs))
+        r, info = game.step(action)
         # A finished match is replaced in the same step: its points are in final_scores.
         ended = info["match_over"] | info["truncated"]
         after = np.where(ended[:, None], info["final_scores"].sum(axis=2),
@@ -166,12 +182,13 @@ def hand_returns(rewards: np.ndarray, over: np.ndarray) -> np.ndarray:
 
 
 def collect(games: int, steps: int, seed: int, rules: str = "friendly",
-            blueprint: str = "pretrained", keep: float = 0.1, points_coef: float = 1.0
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            blueprint: str = "pretrained", keep: float = 0.1, points_coef: float = 1.0,
+            opponent: str = "") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(features float16, targets float32, game index)`` of the kept positions whose hand
     ended within the run; a target is the mover's return (seat 0's, negated for seat 1:
     a hand's outcome is zero-sum)."""
-    x, idx, rewards, over = self_play(games, steps, seed, rules, blueprint, keep, points_coef)
+    x, idx, rewards, over = self_play(games, steps, seed, rules, blueprint, keep, points_coef,
+                                      opponent)
     seat0 = hand_returns(rewards, over)[idx[:, 0], idx[:, 1]]
     done = ~np.isnan(seat0)
     y = np.where(idx[:, 2] == 0, seat0, -seat0)[done].astype(np.float32)
@@ -254,6 +271,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--rules", default="friendly")
     p.add_argument("--blueprint", default="pretrained")
+    p.add_argument("--opponent", default="",
+                   help="an agent spec the blueprint plays instead of itself; only the "
+                        "positions where it moves are kept (what search:depth=1 values "
+                        "against such a player)")
     p.add_argument("--orders", type=int, default=0,
                    help="value each kept position by the mean of this many playouts with "
                         "the stock below its top card reshuffled (0: the one outcome "
@@ -290,12 +311,17 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:
             p.error(str(exc))
         print(f"read {args.data} (the options that collect are ignored)")
+    elif args.orders and args.opponent:
+        p.error("--orders plays the blueprint on both seats; it does not take --opponent")
     elif args.orders:
         x, y, game = order_targets(args.games, args.steps, args.seed, args.orders, args.rules,
                                    args.blueprint, args.keep)
     else:
-        x, y, game = collect(args.games, args.steps, args.seed, args.rules, args.blueprint,
-                             args.keep)
+        try:
+            x, y, game = collect(args.games, args.steps, args.seed, args.rules,
+                                 args.blueprint, args.keep, opponent=args.opponent)
+        except ValueError as exc:  # a bad --opponent spec
+            p.error(str(exc))
     if x.shape[1] == BASE_FEATURES:  # positions saved before the world features
         x = np.concatenate([x, world_features(x).astype(np.float16)], axis=1)
     if args.data is not None and not args.data.exists():
@@ -316,6 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     net, fit = train(x, y, held, args.epochs, args.seed, args.hidden, args.batch, args.lr)
     net.meta = {"rules": args.rules, "blueprint": args.blueprint, "points_coef": 1.0,
                 "positions": len(y), "seed": args.seed, "orders": args.orders,
+                "opponent": args.opponent,
                 "features": args.features,
                 "heldout_mse": round(fit["mse"], 6), "heldout_var": round(fit["var"], 6)}
     print(f"trained in {time.perf_counter() - t1:.0f} s: held-out mse {fit['mse']:.5f} "

@@ -289,3 +289,35 @@ def test_a_file_of_the_first_layout_reads_the_first_columns(tmp_path: Path) -> N
                                atol=1e-6)
     with pytest.raises(ValueError, match="reads 554 or 578 features"):
         HandValueNet(8, features=100)
+
+
+def test_against_an_opponent_only_its_moves_are_kept() -> None:
+    """``--opponent``: the blueprint plays it (seat 0 in even games), and the kept positions
+    are the opponent's, whose moves are the opponent's own."""
+    x, rows, rewards, over = self_play(GAMES, 60, SEED, keep=1.0, opponent="strong")
+    game, mover = rows[:, 1], rows[:, 2]
+    np.testing.assert_array_equal(mover, np.where(game % 2 == 0, 1, 0))
+    assert x.shape == (len(rows), FEATURES) and over.any()
+    # Replayed by hand: the same games, strong on the other seat.
+    rules = load_rules("friendly")
+    blue, strong = make_agent("pretrained", rules=rules), make_agent("strong", rules=rules)
+    g = VectorGame(GAMES, rules=rules, seed=SEED, reward="columns")
+    for t in range(60):
+        obs = g.observe()
+        theirs = (g.state.current_player == 1) == (np.arange(GAMES) % 2 == 0)
+        np.testing.assert_array_equal(np.sort(rows[rows[:, 0] == t, 1]), np.flatnonzero(theirs))
+        act = blue.act(obs)
+        act[theirs] = strong.act({k: v[theirs] for k, v in obs.items()})
+        r, _ = g.step(act)
+        np.testing.assert_allclose(r[:, 0][~over[t]], rewards[t][~over[t]], atol=1e-12)
+
+
+def test_a_bad_opponent_is_a_one_line_error(capsys: pytest.CaptureFixture,
+                                            tmp_path: Path) -> None:
+    for bad, says in ((["--opponent", "nosuch"], "unknown agent spec"),
+                      (["--opponent", "strong", "--orders", "2"], "does not take --opponent")):
+        with pytest.raises(SystemExit) as exc:
+            main([*bad, "--steps", "4", "--games", "4", "--out", str(tmp_path / "v.pt")])
+        assert exc.value.code == 2
+        assert says in capsys.readouterr().err
+    assert not (tmp_path / "v.pt").exists()
