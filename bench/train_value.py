@@ -237,20 +237,34 @@ def train(x: np.ndarray, y: np.ndarray, held: np.ndarray, epochs: int, seed: int
 MAX_DATA_BYTES = 16 << 30
 
 
-def read_positions(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(x, y, game)`` of a positions file this script wrote (``--data``): a user's file,
-    so its size is bounded, nothing in it is unpickled, and anything else is a one-line
-    ``ValueError``."""
+def load_arrays(path: Path, keys: tuple[str, ...], optional: tuple[str, ...],
+                kind: str) -> dict[str, np.ndarray]:
+    """The arrays ``keys`` (and ``optional`` ones where present) of an ``.npz`` a user
+    gives: its size is bounded, nothing in it is unpickled, and anything else is a
+    one-line ``ValueError`` naming ``kind`` (the file it should have been)."""
     size = path.stat().st_size
     if size > MAX_DATA_BYTES:
-        raise ValueError(f"{path} is {size / 2**30:.1f} GiB, more than a positions file "
-                         f"may be ({MAX_DATA_BYTES >> 30} GiB)")
+        raise ValueError(f"{path} is {size / 2**30:.1f} GiB, more than {kind} may be "
+                         f"({MAX_DATA_BYTES >> 30} GiB)")
     try:
         with np.load(path, allow_pickle=False) as saved:
-            x, y, game = saved["x"], saved["y"], saved["game"]
-    except Exception as exc:  # not an .npz of these three arrays, or pickled objects
-        raise ValueError(f"{path} is not a positions file of train_value.py "
-                         f"({type(exc).__name__}: {str(exc)[:120]})") from None
+            return {k: saved[k] for k in keys + tuple(k for k in optional if k in saved.files)}
+    except Exception as exc:  # not an .npz of these arrays, or pickled objects
+        raise ValueError(f"{path} is not {kind} ({type(exc).__name__}: "
+                         f"{str(exc)[:120]})") from None
+
+
+def held_out(game: np.ndarray) -> np.ndarray:
+    """One game in ten held out (the last one of fewer than ten games)."""
+    slots = int(game.max()) + 1 if game.size else 0
+    return game % 10 == 9 if slots >= 10 else game == slots - 1
+
+
+def read_positions(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(x, y, game)`` of a positions file this script wrote (``--data``), read with
+    :func:`load_arrays` and checked."""
+    saved = load_arrays(path, ("x", "y", "game"), (), "a positions file of train_value.py")
+    x, y, game = saved["x"], saved["y"], saved["game"]
     n = y.shape[0] if y.ndim == 1 else -1
     if (x.dtype.kind != "f" or y.dtype.kind != "f" or game.dtype.kind not in "iu"
             or x.ndim != 2 or x.shape[1] not in (BASE_FEATURES, FEATURES)
@@ -332,9 +346,7 @@ def main(argv: list[str] | None = None) -> int:
         x = x[:, :BASE_FEATURES]
     print(f"{len(y)} positions ({x.shape[1]} features) in {time.perf_counter() - t0:.0f} s; "
           f"target mean {y.mean():+.4f}, sd {y.std():.4f}", flush=True)
-    # One game in ten held out (the last one of fewer than ten games).
-    slots = int(game.max()) + 1 if game.size else 0
-    held = game % 10 == 9 if slots >= 10 else game == slots - 1
+    held = held_out(game)
     if held.all() or not held.any():
         p.error(f"no hand ended on both sides of the held-out split in {args.steps} moves of "
                 f"{args.games} games: raise --steps or --games")

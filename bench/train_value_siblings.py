@@ -40,7 +40,7 @@ from rich.progress import track
 
 from agents import make_agent
 from agents.hand_value import FEATURES, HandValueNet, load_hand_value, value_features
-from bench.train_value import MAX_DATA_BYTES, reshuffle_below_top
+from bench.train_value import held_out, load_arrays, reshuffle_below_top
 from hgin_env.engine.vector import VectorGame
 from hgin_env.rules import load_rules
 from hgin_env.state import GameState
@@ -153,18 +153,8 @@ def collect(games: int, steps: int, seed: int, orders: int, uncertain: float,
 def read_siblings(path: Path) -> dict[str, np.ndarray]:
     """A sibling file this script wrote (``--data``), read bounded and without pickles;
     anything else is a one-line ``ValueError``."""
-    size = path.stat().st_size
-    if size > MAX_DATA_BYTES:
-        raise ValueError(f"{path} is {size / 2**30:.1f} GiB, more than a sibling file may "
-                         f"be ({MAX_DATA_BYTES >> 30} GiB)")
-    try:
-        with np.load(path, allow_pickle=False) as saved:
-            data = {k: saved[k] for k in ("x", "y", "valid", "game")}
-            if "y_half" in saved.files:  # files of the first runs have no halves
-                data["y_half"] = saved["y_half"]
-    except Exception as exc:
-        raise ValueError(f"{path} is not a sibling file of train_value_siblings.py "
-                         f"({type(exc).__name__}: {str(exc)[:120]})") from None
+    data = load_arrays(path, ("x", "y", "valid", "game"), ("y_half",),  # first runs: no
+                       "a sibling file of train_value_siblings.py")  # halves
     x, y, valid, game = data["x"], data["y"], data["valid"], data["game"]
     n = y.shape[0] if y.ndim == 2 else -1
     if (x.shape != (n, TOP_K, FEATURES) or y.shape != (n, TOP_K) or valid.shape != (n, TOP_K)
@@ -325,8 +315,7 @@ def main(argv: list[str] | None = None) -> int:
             np.savez(args.data, **data)
             print(f"wrote the siblings to {args.data}")
     game = data["game"]
-    slots = int(game.max()) + 1 if game.size else 0
-    held = game % 10 == 9 if slots >= 10 else game == slots - 1
+    held = held_out(game)
     if held.all() or not held.any():
         p.error(f"too few decisions on both sides of the held-out split ({game.size} in "
                 f"{args.steps} moves of {args.games} games): raise --steps or --games")
