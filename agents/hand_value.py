@@ -31,8 +31,9 @@ from hgin_env.melds import min_deadwood, min_deadwood_after_discard
 from hgin_env.observation import KNOCK_LIMIT_SCALE, OBS_DIM, observation_spec
 from hgin_env.state import GameState
 
-__all__ = ["BASE_FEATURES", "FEATURES", "HAND_VALUE_PATH", "WORLD_FEATURES", "HandValueNet",
-           "load_hand_value", "value_features", "world_features"]
+__all__ = ["BASE_FEATURES", "FEATURES", "HAND_VALUE_PATH", "UPCARD_FEATURES", "WIDTHS",
+           "WORLD_FEATURES", "WORLD_WIDTH", "HandValueNet", "extend_features",
+           "load_hand_value", "upcard_features", "value_features", "world_features"]
 
 HAND_VALUE_PATH = Path(__file__).resolve().parent / "pretrained" / "hand_value.pt"
 #: The mover's observation and its world's hidden cards (the input of the first files).
@@ -41,25 +42,57 @@ BASE_FEATURES = OBS_DIM + HIDDEN_DIM
 #: of it (:func:`world_features`).
 WORLD_PER_HAND = 12
 WORLD_FEATURES = 2 * WORLD_PER_HAND
-#: The network's input: the base features, then the world features.  A file trained on
-#: the base alone (``features`` = BASE_FEATURES) reads the first columns.
-FEATURES = BASE_FEATURES + WORLD_FEATURES
+#: The base features, then the world features (the input of the world files).
+WORLD_WIDTH = BASE_FEATURES + WORLD_FEATURES
+#: What the top of the discard pile does for the mover's hand (:func:`upcard_features`).
+UPCARD_FEATURES = 5
+#: Every feature: the base, the world, then the upcard features.  A file trained on fewer
+#: (``features`` = BASE_FEATURES or WORLD_WIDTH) reads the first columns.
+FEATURES = WORLD_WIDTH + UPCARD_FEATURES
+#: The input widths a value file may declare, oldest first.
+WIDTHS = (BASE_FEATURES, WORLD_WIDTH, FEATURES)
 #: The widest hidden layer a value file may declare.
 MAX_HIDDEN = 4096
 _KNOCK_LIMIT = observation_spec()["knock_limit"].start
+_HAND = observation_spec()["hand"]
+_TOP = observation_spec()["top_discard"]
 _NO_CARD = np.uint64(0)
 
 
 def value_features(obs: np.ndarray, state: GameState, world: bool = True) -> np.ndarray:
     """(B, FEATURES) float32: each game's mover's observation ``obs`` (B, OBS_DIM), what
-    that mover cannot see in ``state`` (a world the caller built, sampled or simulated)
-    and :func:`world_features` of the two (``world=False``: (B, BASE_FEATURES), without
-    them)."""
+    that mover cannot see in ``state`` (a world the caller built, sampled or simulated),
+    then :func:`world_features` and :func:`upcard_features` of the two (``world=False``:
+    (B, BASE_FEATURES), without them)."""
     hidden = encode_hidden(state, state.current_player.astype(np.int64))
     base = np.concatenate([np.asarray(obs, np.float32), hidden], axis=1)
-    if not world:
-        return base
-    return np.concatenate([base, world_features(base)], axis=1)
+    return extend_features(base) if world else base
+
+
+def extend_features(rows: np.ndarray, width: int = FEATURES, chunk: int = 65536
+                    ) -> np.ndarray:
+    """(B, width) rows of any width in :data:`WIDTHS` with the derived columns they lack
+    appended (or cut to ``width``), in the rows' own float type: positions saved by an
+    older file read on.  Computed ``chunk`` rows at a time (a saved file holds millions)."""
+    rows = np.asarray(rows)
+    if rows.ndim != 2 or rows.shape[1] not in WIDTHS or width not in WIDTHS \
+            or rows.dtype.kind != "f":
+        raise ValueError(f"value feature rows are float (B, {' or '.join(map(str, WIDTHS))}), "
+                         f"got {rows.dtype} {rows.shape}; width {width}")
+    have = rows.shape[1]
+    if have >= width:
+        return rows[:, :width]
+    out = np.empty((rows.shape[0], width), rows.dtype)
+    out[:, :have] = rows
+    for at in range(0, rows.shape[0], chunk):
+        base = rows[at:at + chunk, :BASE_FEATURES].astype(np.float32)
+        parts = []
+        if have < WORLD_WIDTH:
+            parts.append(world_features(base))
+        if width == FEATURES:
+            parts.append(upcard_features(base))
+        out[at:at + chunk, have:] = np.concatenate(parts, axis=1)[:, :width - have]
+    return out
 
 
 def world_features(base: np.ndarray) -> np.ndarray:
@@ -120,6 +153,36 @@ def world_features(base: np.ndarray) -> np.ndarray:
     return out
 
 
+def upcard_features(base: np.ndarray) -> np.ndarray:
+    """(B, UPCARD_FEATURES) float32 from base rows: what the top of the discard pile does
+    for the mover's hand of ten cards, taken and the best card (any) discarded.
+
+    Why: right after a discard (where ``search:depth=1`` reads the value) the discarded
+    card lies on top, and whether the next mover can use it separates sibling positions
+    more than anything else the world features hold: a network given these five numbers
+    explains several times more of the value difference between candidate discards
+    (docs/search.md, "What the discard gives the opponent").
+
+    The least deadwood after taking it / 100, whether that is lower than without it, the
+    saving / 10, and whether it makes gin or reaches the knock limit; all zero where the
+    mover does not hold ten cards or the pile is empty.
+    """
+    base = np.asarray(base, np.float32)
+    if base.ndim != 2 or base.shape[1] != BASE_FEATURES:
+        raise ValueError(f"upcard_features needs (B, {BASE_FEATURES}) rows, got {base.shape}")
+    hand = pack_masks(base[:, _HAND] > 0.5)
+    top = pack_masks(base[:, _TOP] > 0.5)
+    ok = (np.bitwise_count(hand) == 10) & (top != _NO_CARD) & ((hand & top) == _NO_CARD)
+    out = np.zeros((base.shape[0], UPCARD_FEATURES), np.float32)
+    if ok.any():
+        before = min_deadwood(hand[ok]).astype(np.float64)
+        after = min_deadwood_after_discard(hand[ok] | top[ok]).astype(np.float64)
+        limit = np.rint(base[ok, _KNOCK_LIMIT] * KNOCK_LIMIT_SCALE)
+        out[ok] = np.stack([after / 100, after < before, (before - after) / 10, after == 0,
+                            after <= limit], axis=1)
+    return out
+
+
 class HandValueNet:
     """An MLP from :func:`value_features` to the mover's value of the rest of the hand."""
 
@@ -128,12 +191,12 @@ class HandValueNet:
         import torch
         from torch import nn
 
-        if features not in (BASE_FEATURES, FEATURES):
-            raise ValueError(f"a hand value network reads {BASE_FEATURES} or {FEATURES} "
+        if features not in WIDTHS:
+            raise ValueError(f"a hand value network reads {', '.join(map(str, WIDTHS))} "
                              f"features, not {features}")
         self.hidden = hidden
-        #: Its input width: :data:`FEATURES`, or :data:`BASE_FEATURES` for a file trained
-        #: before the world features (it reads the first columns).
+        #: Its input width, one of :data:`WIDTHS`: a file trained before the world or the
+        #: upcard features reads the first columns.
         self.features = features
         #: What the file says it was trained for (rules, points_coef, blueprint, data).
         self.meta = dict(meta or {})
@@ -160,9 +223,21 @@ class HandValueNet:
         base = value_features(obs, state, world=False)
         if rows is not None:
             base = base[rows]
-        if self.features == BASE_FEATURES:
-            return self.values(base)
-        return self.values(np.concatenate([base, world_features(base)], axis=1))
+        return self.values(extend_features(base, self.features))
+
+    def widened(self, features: int = FEATURES) -> HandValueNet:
+        """This network reading ``features`` columns, the new ones weighted zero: the
+        same values until it is trained on them (a start for fine-tuning)."""
+        import torch
+
+        if features not in WIDTHS or features < self.features:
+            raise ValueError(f"a network of {self.features} features widens to one of "
+                             f"{[w for w in WIDTHS if w >= self.features]}, not {features}")
+        state = {k: v.clone() for k, v in self.module.state_dict().items()}
+        first = torch.zeros(self.hidden, features)
+        first[:, :self.features] = state["0.weight"]
+        state["0.weight"] = first
+        return HandValueNet(self.hidden, state, dict(self.meta), features)
 
     def save(self, path: Path | str) -> None:
         self._torch.save({"kind": "hgin-hand-value", "features": self.features,
@@ -177,7 +252,7 @@ def load_hand_value(path: Path | str = HAND_VALUE_PATH) -> HandValueNet:
     from agents.torch_agent import read_network_file
 
     path = Path(path)
-    data = read_network_file(path, "hgin-hand-value", (FEATURES, BASE_FEATURES),
+    data = read_network_file(path, "hgin-hand-value", WIDTHS,
                              "hand value network", "bench/train_value.py", MAX_HIDDEN)
     hidden = data["hidden"]
     meta = data.get("meta", {})

@@ -21,8 +21,10 @@ learns its mean: the held-out R^2 is bounded well below 1 by that noise.  With
 (its own move, then the blueprint on both seats to the hand's end), each with the stock
 below its top card reshuffled: fewer positions for the same CPU, each with a target K
 times less noisy.  ``--data PATH`` keeps the collected positions (and trains again from
-them when the file exists).  The input is :data:`agents.hand_value.FEATURES` (the world
-features included) unless ``--features base`` asks for the first files' layout.
+them when the file exists).  The input is the observation, the world's hidden cards and
+what they make of each hand (``--features world``, 578 columns); ``--features base``
+asks for the first files' layout, ``--features upcard`` adds what the top discard does
+for the mover's hand (:func:`agents.hand_value.upcard_features`).
 ``--opponent SPEC`` has the blueprint play that agent instead of itself and keeps only
 the positions where the opponent moves: the positions ``search:depth=1`` values, with
 the rest of the hand played as that opponent plays it.
@@ -47,14 +49,19 @@ from agents.hand_value import (
     BASE_FEATURES,
     FEATURES,
     HAND_VALUE_PATH,
+    WIDTHS,
+    WORLD_WIDTH,
     HandValueNet,
+    extend_features,
     value_features,
-    world_features,
 )
 from hgin_env.cards import NUM_CARDS
 from hgin_env.engine.vector import VectorGame
 from hgin_env.rules import load_rules
 from hgin_env.state import GameState
+
+#: ``--features``' choices: the input width each names.
+INPUTS = {"world": WORLD_WIDTH, "base": BASE_FEATURES, "upcard": FEATURES}
 
 
 def self_play(games: int, steps: int, seed: int, rules: str = "friendly",
@@ -267,7 +274,7 @@ def read_positions(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     x, y, game = saved["x"], saved["y"], saved["game"]
     n = y.shape[0] if y.ndim == 1 else -1
     if (x.dtype.kind != "f" or y.dtype.kind != "f" or game.dtype.kind not in "iu"
-            or x.ndim != 2 or x.shape[1] not in (BASE_FEATURES, FEATURES)
+            or x.ndim != 2 or x.shape[1] not in WIDTHS
             or x.shape[0] != n or game.shape != (n,) or not np.isfinite(y).all()):
         raise ValueError(f"{path} is not a positions file of train_value.py (x {x.shape} "
                          f"{x.dtype}, y {y.shape} {y.dtype}, game {game.shape} {game.dtype})")
@@ -298,10 +305,12 @@ def main(argv: list[str] | None = None) -> int:
                         "read instead of collecting when it exists (to train again)")
     p.add_argument("--batch", type=int, default=2048, help="positions a gradient step")
     p.add_argument("--lr", type=float, default=1e-3, help="Adam's first step size")
-    p.add_argument("--features", choices=("world", "base"), default="world",
-                   help=f"the network's input: 'world' ({FEATURES}: the observation, the "
-                        f"world's hidden cards and what they make of each hand) or 'base' "
-                        f"({BASE_FEATURES}: without the last, as the shipped file)")
+    p.add_argument("--features", choices=tuple(INPUTS), default="world",
+                   help=f"the network's input: 'world' ({WORLD_WIDTH}: the observation, the "
+                        f"world's hidden cards and what they make of each hand), 'base' "
+                        f"({BASE_FEATURES}: without the last, as the shipped file) or "
+                        f"'upcard' ({FEATURES}: also what the top discard does for the "
+                        f"mover's hand)")
     p.add_argument("--out", type=Path, default=HAND_VALUE_PATH)
     args = p.parse_args(argv)
     for name in ("steps", "epochs", "hidden", "batch"):
@@ -336,14 +345,13 @@ def main(argv: list[str] | None = None) -> int:
                                  args.blueprint, args.keep, opponent=args.opponent)
         except ValueError as exc:  # a bad --opponent spec
             p.error(str(exc))
-    if x.shape[1] == BASE_FEATURES:  # positions saved before the world features
-        x = np.concatenate([x, world_features(x).astype(np.float16)], axis=1)
+    if x.shape[1] < FEATURES:  # positions saved before the world or upcard features
+        x = extend_features(x).astype(np.float16)
     if args.data is not None and not args.data.exists():
         args.data.parent.mkdir(parents=True, exist_ok=True)
         np.savez(args.data, x=x, y=y, game=game)
         print(f"wrote the positions to {args.data}")
-    if args.features == "base":  # the first files' input: no world features
-        x = x[:, :BASE_FEATURES]
+    x = x[:, :INPUTS[args.features]]
     print(f"{len(y)} positions ({x.shape[1]} features) in {time.perf_counter() - t0:.0f} s; "
           f"target mean {y.mean():+.4f}, sd {y.std():.4f}", flush=True)
     held = held_out(game)

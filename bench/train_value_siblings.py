@@ -39,7 +39,14 @@ from rich.console import Console
 from rich.progress import track
 
 from agents import make_agent
-from agents.hand_value import FEATURES, HandValueNet, load_hand_value, value_features
+from agents.hand_value import (
+    FEATURES,
+    WORLD_WIDTH,
+    HandValueNet,
+    extend_features,
+    load_hand_value,
+    value_features,
+)
 from bench.train_value import held_out, load_arrays, reshuffle_below_top
 from hgin_env.engine.vector import VectorGame
 from hgin_env.rules import load_rules
@@ -151,19 +158,22 @@ def collect(games: int, steps: int, seed: int, orders: int, uncertain: float,
 
 
 def read_siblings(path: Path) -> dict[str, np.ndarray]:
-    """A sibling file this script wrote (``--data``), read bounded and without pickles;
-    anything else is a one-line ``ValueError``."""
+    """A sibling file this script wrote (``--data``), read bounded and without pickles,
+    its features extended to :data:`FEATURES` (the first files stored the world features
+    only); anything else is a one-line ``ValueError``."""
     data = load_arrays(path, ("x", "y", "valid", "game"), ("y_half",),  # first runs: no
                        "a sibling file of train_value_siblings.py")  # halves
     x, y, valid, game = data["x"], data["y"], data["valid"], data["game"]
     n = y.shape[0] if y.ndim == 2 else -1
-    if (x.shape != (n, TOP_K, FEATURES) or y.shape != (n, TOP_K) or valid.shape != (n, TOP_K)
+    if (x.shape not in ((n, TOP_K, WORLD_WIDTH), (n, TOP_K, FEATURES))
+            or y.shape != (n, TOP_K) or valid.shape != (n, TOP_K)
             or game.shape != (n,) or x.dtype.kind != "f" or y.dtype.kind != "f"
             or valid.dtype != bool or game.dtype.kind not in "iu" or not np.isfinite(y).all()
             or ("y_half" in data and (data["y_half"].shape != (n, TOP_K, 2)
                                       or not np.isfinite(data["y_half"]).all()))):
         raise ValueError(f"{path} is not a sibling file of train_value_siblings.py (x "
                          f"{x.shape}, y {y.shape}, valid {valid.shape}, game {game.shape})")
+    data["x"] = extend_features(x.reshape(n * TOP_K, -1)).reshape(n, TOP_K, FEATURES)
     return data
 
 
@@ -228,7 +238,7 @@ def fine_tune(net: HandValueNet, data: dict[str, np.ndarray], train_rows: np.nda
         order = gen.permutation(train_rows)
         for s in range(0, order.size, batch):
             b = order[s:s + batch]
-            xb = torch.from_numpy(x[b].astype(np.float32))
+            xb = torch.from_numpy(x[b, :, :net.features].astype(np.float32))
             yb = torch.from_numpy(y[b].astype(np.float32))
             mb = torch.from_numpy(valid[b].astype(np.float32))
             v = mod(xb).squeeze(-1)
@@ -260,6 +270,10 @@ def main(argv: list[str] | None = None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--init", type=Path, required=True,
                    help="the value network to start from (e.g. one of train_value.py's)")
+    p.add_argument("--upcard", action="store_true",
+                   help="widen --init to read what the top discard does for the mover's "
+                        "hand too (agents.hand_value.upcard_features; the new inputs start "
+                        "at weight zero)")
     p.add_argument("--games", type=int, default=512)
     p.add_argument("--steps", type=int, default=600)
     p.add_argument("--orders", type=int, default=16,
@@ -297,9 +311,13 @@ def main(argv: list[str] | None = None) -> int:
         net = load_hand_value(args.init)
     except ValueError as exc:
         p.error(str(exc))
-    if net.features != FEATURES:
+    if net.features not in (WORLD_WIDTH, FEATURES):
         p.error(f"{args.init} reads {net.features} features; siblings train a network with "
-                f"the world features ({FEATURES}): train one with bench/train_value.py")
+                f"the world features ({WORLD_WIDTH} or {FEATURES}): train one with "
+                f"bench/train_value.py")
+    if args.upcard and net.features != FEATURES:
+        net = net.widened(FEATURES)
+        net.meta["features"] = "upcard"
     t0 = time.perf_counter()
     if args.data is not None and args.data.exists():
         try:

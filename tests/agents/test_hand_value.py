@@ -172,6 +172,18 @@ def test_order_targets_end_to_end_and_trained_again_from_the_saved_positions(
     out.unlink()
     assert main(["--epochs", "1", "--hidden", "8", "--data", str(data), "--out", str(out)]) == 0
     assert out.exists()
+    # --features picks the input; a file of the world layout (578 columns) reads on.
+    from agents.hand_value import BASE_FEATURES, WORLD_WIDTH
+
+    assert load_hand_value(out).features == WORLD_WIDTH
+    old = tmp_path / "old.npz"
+    with np.load(data) as saved:
+        np.savez(old, x=saved["x"][:, :WORLD_WIDTH], y=saved["y"], game=saved["game"])
+    for name, width in (("upcard", FEATURES), ("base", BASE_FEATURES)):
+        assert main(["--epochs", "1", "--hidden", "8", "--features", name, "--data",
+                     str(old), "--out", str(out)]) == 0
+        net = load_hand_value(out)
+        assert net.features == width and net.meta["features"] == name
 
 
 @pytest.mark.parametrize("bad", [["--orders", "-1"], ["--lr", "0"], ["--batch", "0"]])
@@ -253,7 +265,7 @@ def test_world_features_equal_the_brute_force_meld_search() -> None:
     np.testing.assert_allclose(got, _world_reference(base), atol=1e-6)
     assert (got[:, 23] == 0).any() and (got[:, 23] == 1).any()  # the mover: 11 and 10 cards
     np.testing.assert_array_equal(value_features(
-        game.observe()["observation"], game.state)[:, BASE_FEATURES:],
+        game.observe()["observation"], game.state)[:, BASE_FEATURES:BASE_FEATURES + 24],
         world_features(value_features(game.observe()["observation"],
                                       game.state)[:, :BASE_FEATURES]))
     with pytest.raises(ValueError, match="world_features needs"):
@@ -287,8 +299,87 @@ def test_a_file_of_the_first_layout_reads_the_first_columns(tmp_path: Path) -> N
     some = np.arange(0, game.state.num_games, 3)
     np.testing.assert_allclose(loaded.value_positions(obs, game.state, some), every[some],
                                atol=1e-6)
-    with pytest.raises(ValueError, match="reads 554 or 578 features"):
+    with pytest.raises(ValueError, match="reads 554, 578, 583 features"):
         HandValueNet(8, features=100)
+
+
+def _upcard_reference(base: np.ndarray) -> np.ndarray:
+    """:func:`upcard_features` card by card with the brute-force meld search."""
+    from agents.hand_value import UPCARD_FEATURES
+    from hgin_env.observation import observation_spec
+    from tests.helpers.reference import deadwood_after_discard_ref, min_deadwood_ref
+
+    spec = observation_spec()
+    limit_at, hand_at, top_at = (spec[k].start for k in ("knock_limit", "hand", "top_discard"))
+    out = np.zeros((len(base), UPCARD_FEATURES))
+    for i, row in enumerate(base):
+        hand = np.flatnonzero(row[hand_at:hand_at + 52] > 0.5).tolist()
+        top = np.flatnonzero(row[top_at:top_at + 52] > 0.5).tolist()
+        if len(hand) != 10 or not top:
+            continue
+        mask = sum(1 << c for c in hand)
+        before = min_deadwood_ref(mask)
+        after = min(deadwood_after_discard_ref(mask | 1 << top[0]).values())
+        limit = round(float(row[limit_at]) * 10)
+        out[i] = [after / 100, after < before, (before - after) / 10, after == 0,
+                  after <= limit]
+    return out
+
+
+def test_upcard_features_equal_the_brute_force_meld_search() -> None:
+    """Positions of real self-play, both seats, ten and eleven cards in hand: what the top
+    discard does for the mover's hand, and every width extends to the same rows."""
+    from agents.hand_value import (
+        BASE_FEATURES,
+        WORLD_WIDTH,
+        extend_features,
+        upcard_features,
+    )
+
+    rules = load_rules("friendly")
+    agent = make_agent("pretrained", rules=rules)
+    game = VectorGame(4, rules=rules, seed=5, reward="columns")
+    rows = []
+    for _ in range(30):
+        obs = game.observe()
+        rows.append(value_features(obs["observation"], game.state))
+        game.step(agent.act(obs))
+    full = np.concatenate(rows)
+    got = upcard_features(full[:, :BASE_FEATURES])
+    np.testing.assert_allclose(got, _upcard_reference(full[:, :BASE_FEATURES]), atol=1e-6)
+    assert got[:, 0].any() and not got[:, 0].all()  # ten cards (draw) and eleven
+    assert got[:, 1].any()  # some upcards help
+    np.testing.assert_array_equal(full[:, WORLD_WIDTH:], got)
+    for width in (BASE_FEATURES, WORLD_WIDTH):  # an older file's rows read on
+        np.testing.assert_array_equal(extend_features(full[:, :width], chunk=7), full)
+        np.testing.assert_array_equal(extend_features(full, width), full[:, :width])
+    half = extend_features(full[:, :WORLD_WIDTH].astype(np.float16))
+    assert half.dtype == np.float16 and half.shape == full.shape
+    with pytest.raises(ValueError, match="upcard_features needs"):
+        upcard_features(full)
+    with pytest.raises(ValueError, match="value feature rows"):
+        extend_features(full[:, :100])
+
+
+def test_a_widened_network_values_as_before_until_trained(tmp_path: Path) -> None:
+    """``widened``: the new inputs weigh zero, so the values are the old network's; a
+    world-width file reads its first columns of the full rows."""
+    from agents.hand_value import WORLD_WIDTH, HandValueNet
+
+    old = HandValueNet(8, features=WORLD_WIDTH)
+    new = old.widened()
+    assert new.features == FEATURES and old.features == WORLD_WIDTH
+    state, _ = _state_at(30)
+    game = VectorGame.from_state(state, reward="columns")
+    obs = game.observe()["observation"]
+    rows = value_features(obs, game.state)
+    np.testing.assert_allclose(new.values(rows), old.values(rows), atol=1e-6)
+    np.testing.assert_allclose(old.value_positions(obs, game.state), old.values(rows),
+                               atol=1e-6)
+    new.save(tmp_path / "n.pt")
+    assert load_hand_value(tmp_path / "n.pt").features == FEATURES
+    with pytest.raises(ValueError, match="widens to one of"):
+        new.widened(WORLD_WIDTH)
 
 
 def test_against_an_opponent_only_its_moves_are_kept() -> None:

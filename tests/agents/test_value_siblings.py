@@ -73,7 +73,19 @@ def test_targets_are_search_playouts_in_common_orders(monkeypatch: pytest.Monkey
     assert len({d.tobytes() for d in decks[0, 0]}) > 1
 
 
-def test_features_are_what_a_depth_one_search_reads(value_file: Path) -> None:
+@pytest.mark.parametrize("upcard", [False, True])
+def test_features_are_what_a_depth_one_search_reads(value_file: Path, upcard: bool,
+                                                    tmp_path: Path) -> None:
+    """A world network and one widened to the upcard features (its new inputs given
+    weight, so that they count): search hands each what the siblings store."""
+    if upcard:
+        from agents.hand_value import load_hand_value
+
+        net = load_hand_value(value_file).widened()
+        with torch.no_grad():
+            net.module[0].weight[:, -5:] = 0.5
+        value_file = tmp_path / "up.pt"
+        net.save(value_file)
     _, states, cand = _decisions()
     deep = make_agent(f"search:uncertain=1,depth=1,value_file={value_file}")
     for j in range(TOP_K):
@@ -104,6 +116,25 @@ def test_end_to_end_then_again_from_the_saved_siblings(value_file: Path, tmp_pat
     assert main(["--init", str(value_file), "--epochs", "1", "--data", str(data),
                  "--out", str(out)]) == 0
     assert out.exists()
+    # A file of the first layout (world features only) reads on, its upcard columns
+    # computed; --upcard widens the world network to read them.
+    from agents.hand_value import FEATURES, WORLD_WIDTH, extend_features
+
+    with np.load(data) as saved:
+        old = {k: saved[k] for k in saved.files}
+    full = old["x"]
+    assert full.shape[2] == FEATURES
+    old["x"] = full[:, :, :WORLD_WIDTH]
+    np.savez(tmp_path / "old.npz", **old)
+    assert load_hand_value(value_file).features == WORLD_WIDTH
+    read = siblings.read_siblings(tmp_path / "old.npz")["x"]
+    np.testing.assert_array_equal(read, full)
+    np.testing.assert_array_equal(extend_features(full[0, :, :WORLD_WIDTH]), full[0])
+    wide = tmp_path / "up.pt"
+    assert main(["--init", str(value_file), "--upcard", "--epochs", "1", "--data",
+                 str(tmp_path / "old.npz"), "--out", str(wide)]) == 0
+    net = load_hand_value(wide)
+    assert net.features == FEATURES and net.meta["features"] == "upcard"
 
 
 @pytest.mark.parametrize("bad", ["text", "narrow", "options"])
