@@ -1,6 +1,6 @@
 """Train the hand value network where search reads it: on sibling positions, paired.
 
-Run: ``python bench/train_value_siblings.py --init PATH [--games 512] [--steps 600]
+Run: ``python bench/train_value_siblings.py --init PATH [--upcard] [--games 512] [--steps 600]
 [--orders 16] [--uncertain 0.95] [--diff 4] [--epochs 6] [--seed 200000]
 [--data PATH] --out PATH`` (about 40 CPU minutes at these sizes).
 
@@ -19,6 +19,10 @@ each candidate's difference from the blueprint's candidate, and reports on held-
 decisions (one game in ten) what search would read: the error of the differences, and
 how much the move each network picks gains over the blueprint's by the targets (per
 decision, in search's reward units), for ``--init`` and for the new network side by side.
+
+``--upcard`` widens ``--init`` to also read what the top discard does for the next
+mover's hand (:func:`agents.hand_value.upcard_features`), the input that separates
+siblings most (docs/search.md, "What the discard gives the opponent").
 
 The worlds here are the true ones (self-play knows every card), as search's are its
 sampled ones: the network never sees the real hidden state in a real game.
