@@ -345,13 +345,13 @@ def main(argv: list[str] | None = None) -> int:
                                  args.blueprint, args.keep, opponent=args.opponent)
         except ValueError as exc:  # a bad --opponent spec
             p.error(str(exc))
-    if x.shape[1] < FEATURES:  # positions saved before the world or upcard features
-        x = extend_features(x).astype(np.float16)
     if args.data is not None and not args.data.exists():
         args.data.parent.mkdir(parents=True, exist_ok=True)
         np.savez(args.data, x=x, y=y, game=game)
         print(f"wrote the positions to {args.data}")
-    x = x[:, :INPUTS[args.features]]
+    # The input asked for: cut, or (positions saved before the world or upcard
+    # features) extended by only the columns it reads.
+    x = extend_features(x, INPUTS[args.features])
     print(f"{len(y)} positions ({x.shape[1]} features) in {time.perf_counter() - t0:.0f} s; "
           f"target mean {y.mean():+.4f}, sd {y.std():.4f}", flush=True)
     held = held_out(game)

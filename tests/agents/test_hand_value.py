@@ -248,19 +248,26 @@ def _world_reference(base: np.ndarray) -> np.ndarray:
     return out
 
 
+def _self_play_features(seed: int, moves: int):  # type: ignore[no-untyped-def]
+    """Every position of four greedy self-play games over ``moves`` moves, as full value
+    feature rows, and the game after them."""
+    rules = load_rules("friendly")
+    agent = make_agent("pretrained", rules=rules)
+    game = VectorGame(4, rules=rules, seed=seed, reward="columns")
+    rows = []
+    for _ in range(moves):
+        obs = game.observe()
+        rows.append(value_features(obs["observation"], game.state))
+        game.step(agent.act(obs))
+    return np.concatenate(rows), game
+
+
 def test_world_features_equal_the_brute_force_meld_search() -> None:
     """Positions of real self-play, both seats to move, ten and eleven cards in hand."""
     from agents.hand_value import BASE_FEATURES, world_features
 
-    rules = load_rules("friendly")
-    agent = make_agent("pretrained", rules=rules)
-    game = VectorGame(4, rules=rules, seed=3, reward="columns")
-    rows = []
-    for _ in range(24):
-        obs = game.observe()
-        rows.append(value_features(obs["observation"], game.state)[:, :BASE_FEATURES])
-        game.step(agent.act(obs))
-    base = np.concatenate(rows)
+    full, game = _self_play_features(seed=3, moves=24)
+    base = full[:, :BASE_FEATURES]
     got = world_features(base)
     np.testing.assert_allclose(got, _world_reference(base), atol=1e-6)
     assert (got[:, 23] == 0).any() and (got[:, 23] == 1).any()  # the mover: 11 and 10 cards
@@ -336,15 +343,7 @@ def test_upcard_features_equal_the_brute_force_meld_search() -> None:
         upcard_features,
     )
 
-    rules = load_rules("friendly")
-    agent = make_agent("pretrained", rules=rules)
-    game = VectorGame(4, rules=rules, seed=5, reward="columns")
-    rows = []
-    for _ in range(30):
-        obs = game.observe()
-        rows.append(value_features(obs["observation"], game.state))
-        game.step(agent.act(obs))
-    full = np.concatenate(rows)
+    full, _ = _self_play_features(seed=5, moves=30)
     got = upcard_features(full[:, :BASE_FEATURES])
     np.testing.assert_allclose(got, _upcard_reference(full[:, :BASE_FEATURES]), atol=1e-6)
     assert got[:, 0].any() and not got[:, 0].all()  # ten cards (draw) and eleven
