@@ -2,7 +2,7 @@
 
 Run: ``python bench/train_value_siblings.py --init PATH [--upcard] [--games 512] [--steps 600]
 [--orders 16] [--uncertain 0.95] [--diff 4] [--epochs 6] [--seed 200000]
-[--data PATH] --out PATH`` (about 40 CPU minutes at these sizes).
+[--data PATH ...] --out PATH`` (about 40 CPU minutes at these sizes).
 
 ``search:depth=1`` compares its candidate moves by the value network's reading of the
 positions they lead to, in the same world: what decides a move is the **difference**
@@ -181,6 +181,22 @@ def read_siblings(path: Path) -> dict[str, np.ndarray]:
     return data
 
 
+def join_siblings(files: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """Several sibling files as one: games renumbered after each other, each file's from a
+    multiple of ten (so the held-out split holds out the same games of every file as it
+    would alone); the halves are kept only where every file has them."""
+    out: dict[str, list[np.ndarray]] = {k: [] for k in ("x", "y", "valid", "game")}
+    halves = all("y_half" in f for f in files)
+    if halves:
+        out["y_half"] = []
+    offset = 0
+    for f in files:
+        for key in out:
+            out[key].append(f[key] + offset if key == "game" else f[key])
+        offset += -(-(int(f["game"].max()) + 1) // 10) * 10 if f["game"].size else 0
+    return {k: np.concatenate(v) for k, v in out.items()}
+
+
 def sibling_report(net: HandValueNet, data: dict[str, np.ndarray], rows: np.ndarray,
                    margin: float = 0.05) -> dict[str, float]:
     """What search would read on decisions ``rows``: the error of the candidates'
@@ -292,9 +308,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=200000)
     p.add_argument("--rules", default="friendly")
     p.add_argument("--blueprint", default="pretrained")
-    p.add_argument("--data", type=Path, default=None,
+    p.add_argument("--data", type=Path, nargs="+", default=None,
                    help="an .npz of the collected siblings: written after collecting, read "
-                        "instead of collecting when it exists")
+                        "instead of collecting when it exists; several files (all existing) "
+                        "are read and trained on together")
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args(argv)
     for name in ("steps", "epochs", "orders"):
@@ -323,19 +340,24 @@ def main(argv: list[str] | None = None) -> int:
         net = net.widened(FEATURES)
         net.meta["features"] = "upcard"
     t0 = time.perf_counter()
-    if args.data is not None and args.data.exists():
+    paths = args.data or []
+    missing = [str(path) for path in paths if not path.exists()]
+    if len(paths) > 1 and missing:
+        p.error(f"several --data files are only read, and {', '.join(missing)} does not "
+                f"exist (collect it on its own first)")
+    if paths and not missing:
         try:
-            data = read_siblings(args.data)
+            data = join_siblings([read_siblings(path) for path in paths])
         except ValueError as exc:
             p.error(str(exc))
-        print(f"read {args.data} (the options that collect are ignored)")
+        print(f"read {', '.join(map(str, paths))} (the options that collect are ignored)")
     else:
         data = collect(args.games, args.steps, args.seed, args.orders, args.uncertain,
                        args.rules, args.blueprint)
-        if args.data is not None:
-            args.data.parent.mkdir(parents=True, exist_ok=True)
-            np.savez(args.data, **data)
-            print(f"wrote the siblings to {args.data}")
+        if paths:
+            paths[0].parent.mkdir(parents=True, exist_ok=True)
+            np.savez(paths[0], **data)
+            print(f"wrote the siblings to {paths[0]}")
     game = data["game"]
     held = held_out(game)
     if held.all() or not held.any():

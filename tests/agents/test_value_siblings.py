@@ -135,9 +135,30 @@ def test_end_to_end_then_again_from_the_saved_siblings(value_file: Path, tmp_pat
                  str(tmp_path / "old.npz"), "--out", str(wide)]) == 0
     net = load_hand_value(wide)
     assert net.features == FEATURES and net.meta["features"] == "upcard"
+    # Several files train together, their games numbered after each other.
+    both = tmp_path / "both.pt"
+    assert main(["--init", str(wide), "--epochs", "1", "--data", str(data),
+                 str(tmp_path / "old.npz"), "--out", str(both)]) == 0
+    assert load_hand_value(both).meta["siblings"] == 2 * len(y)
 
 
-@pytest.mark.parametrize("bad", ["text", "narrow", "options"])
+def test_joined_sibling_files_keep_games_apart() -> None:
+    def part(games: list[int], halves: bool) -> dict[str, np.ndarray]:
+        n = len(games)
+        out = {"x": np.zeros((n, TOP_K, 3), np.float16), "y": np.full((n, TOP_K), n, np.float32),
+               "valid": np.ones((n, TOP_K), bool), "game": np.array(games, np.int64)}
+        if halves:
+            out["y_half"] = np.zeros((n, TOP_K, 2), np.float32)
+        return out
+
+    joined = siblings.join_siblings([part([0, 0, 4], True), part([0, 2], True)])
+    np.testing.assert_array_equal(joined["game"], [0, 0, 4, 10, 12])  # same split
+    np.testing.assert_array_equal(joined["y"][:, 0], [3, 3, 3, 2, 2])
+    assert joined["y_half"].shape == (5, TOP_K, 2)
+    assert "y_half" not in siblings.join_siblings([part([1], True), part([1], False)])
+
+
+@pytest.mark.parametrize("bad", ["text", "narrow", "options", "missing"])
 def test_bad_input_is_a_one_line_error(bad: str, value_file: Path, tmp_path: Path,
                                        capsys: pytest.CaptureFixture) -> None:
     data, out = tmp_path / "bad.npz", tmp_path / "v.pt"
@@ -147,11 +168,15 @@ def test_bad_input_is_a_one_line_error(bad: str, value_file: Path, tmp_path: Pat
     elif bad == "narrow":
         np.savez(data, x=np.zeros((4, TOP_K, 10), np.float16), y=np.zeros((4, TOP_K)),
                  valid=np.ones((4, TOP_K), bool), game=np.arange(4))
-    else:
+    elif bad == "options":
         args += ["--uncertain", "0"]
+    else:  # several files are only read: one missing is named, nothing collected
+        args = ["--init", str(value_file), "--data", str(value_file), str(data),
+                "--out", str(out)]
     with pytest.raises(SystemExit) as exc:
         main(args)
     assert exc.value.code == 2
     err = capsys.readouterr().err
-    assert ("not a sibling file" in err or "--uncertain" in err) and "Traceback" not in err
+    assert ("not a sibling file" in err or "--uncertain" in err
+            or f"{data} does not exist" in err) and "Traceback" not in err
     assert not out.exists()
