@@ -343,8 +343,8 @@ def main(argv: list[str] | None = None) -> int:
     paths = args.data or []
     missing = [str(path) for path in paths if not path.exists()]
     if len(paths) > 1 and missing:
-        p.error(f"several --data files are only read, and {', '.join(missing)} does not "
-                f"exist (collect it on its own first)")
+        p.error(f"several --data files are only read, and these do not exist: "
+                f"{', '.join(missing)} (collect each on its own first)")
     if paths and not missing:
         try:
             data = join_siblings([read_siblings(path) for path in paths])

@@ -178,5 +178,5 @@ def test_bad_input_is_a_one_line_error(bad: str, value_file: Path, tmp_path: Pat
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert ("not a sibling file" in err or "--uncertain" in err
-            or f"{data} does not exist" in err) and "Traceback" not in err
+            or f"do not exist: {data}" in err) and "Traceback" not in err
     assert not out.exists()
