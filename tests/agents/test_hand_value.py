@@ -248,7 +248,7 @@ def _world_reference(base: np.ndarray) -> np.ndarray:
     return out
 
 
-def _self_play_features(seed: int, moves: int):  # type: ignore[no-untyped-def]
+def _self_play_features(seed: int, moves: int) -> tuple[np.ndarray, VectorGame]:
     """Every position of four greedy self-play games over ``moves`` moves, as full value
     feature rows, and the game after them."""
     rules = load_rules("friendly")
