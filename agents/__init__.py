@@ -20,6 +20,7 @@
 * ``ckpt:PATH`` — a checkpoint written by ``train.py``;
 * ``search`` — decision-time search around the ``pretrained`` blueprint
   (:mod:`agents.search`); knobs as ``search:samples=32,margin=0.05,...``;
+  ``search-v1`` starts from its first, more cautious defaults;
 * ``text:COMMAND`` — an external program that reads each position as text and
   answers with a move (:mod:`agents.text_agent`); ``text:timeout=5:COMMAND``
   sets the seconds per answer (default 30).
@@ -84,7 +85,7 @@ PRETRAINED_PATH = PRETRAINED["pretrained"]
 AGENT_SPECS = ("random", "simple", "simple-det", "strong", "heuristic",
                "ginhunter[:key=value,...]", "pretrained", "pretrained-v1", "pretrained-eaai",
                "ckpt:PATH",
-               "search[:key=value,...]",
+               "search[:key=value,...]", "search-v1[:key=value,...]",
                "text:[timeout=S:]COMMAND")
 ALIASES = {"heuristic": "strong"}
 
@@ -142,7 +143,7 @@ def make_agent(spec: str | Agent, seed: int | None = None,
         agent = _load_torch(PRETRAINED[key], spec)
         agent.name = key  # not the file's path inside site-packages
         return agent
-    if key == "search" or key.startswith("search:"):
+    if key.partition(":")[0] in ("search", "search-v1"):
         from agents.search import SearchAgent, parse_search_spec
 
         config = parse_search_spec(text)

@@ -13,8 +13,9 @@ sees.
 The value is the mover's expected return from the position to the end of the hand
 when the blueprint plays both seats: columns won on the Hollywood sheet plus the
 points posted times ``points_coef`` over the match's points (what search's rollouts
-add up).  ``bench/train_value.py`` trains it on the blueprint's self-play; the shipped
-file is ``agents/pretrained/hand_value.pt``.
+add up).  ``bench/train_value.py`` trains it on the blueprint's self-play, and
+``bench/train_value_siblings.py`` fine-tunes it on the sibling positions search compares;
+the shipped file, ``agents/pretrained/hand_value.pt``, is the latter's (:data:`SHIPPED_VALUE`).
 """
 
 from __future__ import annotations
@@ -29,13 +30,19 @@ from hgin_env.draw_melds import after_draws
 from hgin_env.hidden import HIDDEN_DIM, encode_hidden
 from hgin_env.melds import min_deadwood, min_deadwood_after_discard
 from hgin_env.observation import KNOCK_LIMIT_SCALE, OBS_DIM, observation_spec
+from hgin_env.rules import Rules, load_rules
 from hgin_env.state import GameState
 
-__all__ = ["BASE_FEATURES", "FEATURES", "HAND_VALUE_PATH", "UPCARD_FEATURES", "WIDTHS",
-           "WORLD_FEATURES", "WORLD_WIDTH", "HandValueNet", "extend_features",
-           "load_hand_value", "upcard_features", "value_features", "world_features"]
+__all__ = ["BASE_FEATURES", "FEATURES", "HAND_VALUE_PATH", "SHIPPED_VALUE", "UPCARD_FEATURES",
+           "WIDTHS", "WORLD_FEATURES", "WORLD_WIDTH", "HandValueNet", "extend_features",
+           "load_hand_value", "shipped_value_file", "upcard_features", "value_features",
+           "world_features"]
 
 HAND_VALUE_PATH = Path(__file__).resolve().parent / "pretrained" / "hand_value.pt"
+#: The shipped value networks: (rules profile, blueprint spec) -> file, all trained with
+#: ``points_coef`` 1 (the training reward's).  ``search`` cuts its rollouts short by
+#: default only where one fits (:func:`shipped_value_file`).
+SHIPPED_VALUE = {("friendly", "pretrained"): HAND_VALUE_PATH}
 #: The mover's observation and its world's hidden cards (the input of the first files).
 BASE_FEATURES = OBS_DIM + HIDDEN_DIM
 #: Per hand (the opponent's, then the mover's): what its cards and the world's stock make
@@ -243,6 +250,17 @@ class HandValueNet:
         self._torch.save({"kind": "hgin-hand-value", "features": self.features,
                           "hidden": self.hidden,
                           "meta": self.meta, "state": self.module.state_dict()}, str(path))
+
+
+def shipped_value_file(rules: Rules, blueprint: str, points_coef: float = 1.0) -> Path | None:
+    """The shipped value network made for ``rules``, the ``blueprint`` spec and
+    ``points_coef``, if any."""
+    if points_coef != 1.0:
+        return None
+    for (profile, made_for), path in SHIPPED_VALUE.items():
+        if blueprint.strip().lower() == made_for and load_rules(profile) == rules:
+            return path
+    return None
 
 
 def load_hand_value(path: Path | str = HAND_VALUE_PATH) -> HandValueNet:

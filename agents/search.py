@@ -19,16 +19,24 @@ worked in Hanabi (SPARTA) and in bridge and poker bots:
    blueprint plays both seats to the end of the hand.  An outcome is worth
    what the training reward pays: columns won on the Hollywood sheet plus
    the points posted (``points_coef``).
-3. **Safety.**  Only where the blueprint is unsure (its likeliest move below
-   ``uncertain``), only among its most likely actions, and only the card: whether to
-   knock stays the blueprint's choice unless ``knocks`` is on.  The agent leaves the
-   blueprint's own choice only when the searched gain beats it by more than ``margin``
-   and by ``confidence`` standard errors of the paired difference.  These defaults
-   come from measuring search against its blueprint on the same deals
-   (``bench/search_safety.py``): searching every move, and letting search knock,
-   lost matches against ``strong``, because the rollouts stand the blueprint in for
-   an opponent that plays differently and sampled opponents look weaker than real
-   ones, so searched knocks get undercut.
+3. **Safety.**  Only among the blueprint's most likely actions, and only the card:
+   whether to knock stays the blueprint's choice unless ``knocks`` is on.  The agent
+   leaves the blueprint's own choice only when the searched gain beats it by more than
+   ``margin`` and by ``confidence`` standard errors of the paired difference.  Letting
+   search knock lost matches against ``strong`` (``bench/search_safety.py``): the
+   rollouts stand the blueprint in for an opponent that plays differently, and sampled
+   opponents look weaker than real ones, so searched knocks get undercut.
+4. **Short rollouts.**  A rollout plays the searched move, then the hand value network
+   (:mod:`agents.hand_value`, trained on the sibling positions search compares) values
+   the rest of the hand (``depth`` 1), so every discard can be searched in about a
+   second a match.  Where no shipped value network fits the rules and the blueprint,
+   the rollouts run to the end of the hand instead (``depth`` 0; slower).
+
+The defaults (whole hands from the conditional belief network, 64 worlds, every discard,
+``margin`` 0.02, ``depth`` 1) are the setting measured strongest on the same deals
+(docs/search.md, "Siblings of every discard"); ``search-v1`` keeps the first defaults
+(:data:`SEARCH_V1`: the likelihood belief, 16 worlds, only where the blueprint is below
+0.6, full rollouts), so the commands measured with them still run as they did.
 
 Only discard and knock decisions are searched by default (``draws=True``
 searches draw/take too).  Everything random comes from the generator given
@@ -41,6 +49,7 @@ the same action.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -60,8 +69,8 @@ from hgin_env.observation import (
 from hgin_env.rules import Rules, load_rules
 from hgin_env.state import STOCK_START, GameState
 
-__all__ = ["NETWORK_BELIEFS", "SearchAgent", "SearchConfig", "WorldSampler", "Worlds",
-           "paired_choice", "parse_search_spec"]
+__all__ = ["NETWORK_BELIEFS", "SEARCH_V1", "SearchAgent", "SearchConfig", "WorldSampler",
+           "Worlds", "paired_choice", "parse_search_spec"]
 
 _SPEC = observation_spec()
 #: The beliefs read from a network file (:mod:`agents.belief`).
@@ -76,13 +85,13 @@ class SearchConfig:
     """The knobs of :class:`SearchAgent` (spec keys of ``search:key=value,...``)."""
 
     #: Belief samples each searched action is rolled out in.
-    samples: int = 16
+    samples: int = 64
     #: Opponent hands drawn before weighting (resampled down to ``samples``).
     particles: int = 128
     #: The blueprint's most likely legal actions that are searched.
     top_k: int = 3
     #: Leave the blueprint's action only for a searched gain above this (reward units)...
-    margin: float = 0.05
+    margin: float = 0.02
     #: ... and this many standard errors of the paired (same samples) difference.
     confidence: float = 2.0
     #: Let search change whether to knock.  Off by default: the rollouts' opponent is the
@@ -101,9 +110,11 @@ class SearchConfig:
     #: Points posted count this much against columns won (the training reward's coefficient).
     points_coef: float = 1.0
     #: Search only where the blueprint's likeliest action has less than this probability
-    #: (1 searches every decision).  A confident blueprint is trusted: searching its sure
-    #: moves changed them for the worse more often than for the better.
-    uncertain: float = 0.6
+    #: (1, the default, searches every discard and knock).  With full rollouts and the
+    #: likelihood belief (``search-v1``), searching the blueprint's sure moves changed them
+    #: for the worse more often than for the better; with the belief network's whole
+    #: hands and the sibling-trained value network, searching every discard gained most.
+    uncertain: float = 1.0
     #: Also search draw decisions (take the discard or draw from the stock; not the upcard offer).
     draws: bool = False
     #: The blueprint: the policy searched around and played in rollouts (an agent spec).
@@ -118,16 +129,19 @@ class SearchConfig:
     #: equal weights, ``particles`` unused), or
     #: ``netlik`` (the network's hands, weighted by the blueprint's tempered likelihood:
     #: the network knows the cards one by one, the likelihood how they fit together).
-    belief: str = "likelihood"
+    belief: str = "hand"
     #: With a network belief: the network's file (empty: the shipped ``belief.pt``, or
     #: ``belief_hand.pt`` for ``hand``).
     belief_file: str = ""
     #: Moves a rollout plays, the searched move included, before the hand value network
     #: (:mod:`agents.hand_value`) values the position; 0 plays every rollout to the end
     #: of the hand.  A short rollout costs a few network calls instead of 20 to 40, so
-    #: the same time buys several times the worlds, at the network's error.
-    depth: int = 0
-    #: With ``depth``: the value network's file (empty: the shipped ``hand_value.pt``).
+    #: the same time buys several times the worlds, at the network's error.  ``None``
+    #: (the default): 1 with ``value_file`` or a shipped value network made for these
+    #: rules and this blueprint (:data:`agents.hand_value.SHIPPED_VALUE`), else 0.
+    depth: int | None = None
+    #: With ``depth``: the value network's file (empty: the shipped one for the rules and
+    #: the blueprint, ``hand_value.pt`` for ``pretrained`` under the friendly rules).
     value_file: str = ""
     #: The agent that plays both seats of the rollouts (an agent spec; empty: the
     #: blueprint).  A cheaper one buys more worlds a second (``simple-det`` costs about a
@@ -158,8 +172,9 @@ class SearchConfig:
                              f"got {self.belief!r}")
         if not 0.0 <= self.points_coef <= 100.0:
             raise ValueError(f"search points_coef must be in 0..100, got {self.points_coef!r}")
-        if isinstance(self.depth, bool) or not isinstance(self.depth, int) \
-                or not 0 <= self.depth <= 200:
+        if self.depth is not None and (isinstance(self.depth, bool)
+                                       or not isinstance(self.depth, int)
+                                       or not 0 <= self.depth <= 200):
             raise ValueError(f"search depth must be an integer in 0..200 (0: rollouts to the "
                              f"hand's end), got {self.depth!r}")
         # Random players break the common worlds; a search or an outside program would be
@@ -168,7 +183,7 @@ class SearchConfig:
             raise ValueError(f"search rollout must be a deterministic agent that is not a "
                              f"search or a program (e.g. simple-det, strong, ginhunter, "
                              f"pretrained or ckpt:PATH), got {self.rollout!r}")
-        if self.value_file and not self.depth:
+        if self.value_file and self.depth == 0:
             raise ValueError("search value_file is read only with depth >= 1 (rollouts cut "
                              "short); depth=0 plays every rollout to the hand's end")
 
@@ -199,14 +214,25 @@ def paired_choice(q: np.ndarray, need: np.ndarray, independent: int | None,
     return best if mean[best] > confidence * se else 0
 
 
+#: The first defaults, kept as the agent spec ``search-v1`` (``search-v1:key=value,...``):
+#: the likelihood belief over 128 particles, 16 worlds, only where the blueprint is below
+#: 0.6, rollouts to the hand's end.  The figures measured with ``search`` before the
+#: defaults changed (7 December 2026) are this agent's.
+SEARCH_V1: dict[str, Any] = {"samples": 16, "margin": 0.05, "uncertain": 0.6,
+                             "belief": "likelihood", "depth": 0}
+#: Spec head -> the knobs it starts from (then ``key=value`` pairs override them).
+_PRESETS: dict[str, dict[str, Any]] = {"search": {}, "search-v1": SEARCH_V1}
+
+
 def parse_search_spec(spec: str) -> SearchConfig:
-    """``search`` or ``search:samples=32,margin=0.05,blueprint=ckpt:runs/x/last.pt``."""
+    """``search``, ``search:samples=32,margin=0.05,blueprint=ckpt:runs/x/last.pt``, or the
+    same starting from the first defaults, ``search-v1[:key=value,...]``."""
     text = spec.strip()
     head, _, rest = text.partition(":")
-    if head.lower() != "search":
+    if head.lower() not in _PRESETS:
         raise ValueError(f"not a search spec: {spec!r}")
     kinds = {f.name: f.type for f in fields(SearchConfig)}
-    values: dict[str, Any] = {}
+    values: dict[str, Any] = dict(_PRESETS[head.lower()])
     for part in filter(None, (p.strip() for p in rest.split(","))):
         key, eq, value = part.partition("=")
         key = key.strip().lower()
@@ -215,7 +241,7 @@ def parse_search_spec(spec: str) -> SearchConfig:
                              f"{', '.join(kinds)}; got {part!r}")
         value = value.strip()
         try:
-            if kinds[key] in ("int", int):
+            if kinds[key] in ("int", int, "int | None"):
                 values[key] = int(value)
             elif kinds[key] in ("float", float):
                 values[key] = float(value)
@@ -569,9 +595,10 @@ class SearchAgent:
                     f"{path} is {'conditional' if self._belief_net.conditional else 'plain'}"
                     f" (use belief={'hand' if self._belief_net.conditional else 'net'})")
         self.rules = load_rules(rules)
-        self._value_net: Any = None
-        if self.config.depth:
-            self._value_net = self._load_value_net()
+        #: Moves a rollout plays before the value network reads the rest (0: to the end of
+        #: the hand): ``config.depth``, or where it is unset what the shipped files allow.
+        self.depth, value_path = self._value_source()
+        self._value_net: Any = self._load_value_net(value_path) if self.depth else None
         if blueprint is None:
             raise ValueError(f"SearchAgent needs its blueprint agent (config.blueprint is "
                              f"{self.config.blueprint!r}); make_agent('search') builds it")
@@ -594,21 +621,34 @@ class SearchAgent:
         #: the changes that also changed whether to knock (only with ``knocks``).
         self.counts = {"decisions": 0, "searched": 0, "deviations": 0, "knock_changes": 0}
 
-    def _load_value_net(self) -> Any:
+    def _value_source(self) -> tuple[int, Path | str]:
+        """``depth`` and the value file it reads.  Unset, ``depth`` is 1 with ``value_file``
+        or a shipped network made for these rules, blueprint and ``points_coef``, else 0 (full
+        rollouts: a value network of other rules or another player's play would misjudge
+        the rest of the hand).  Set, an empty ``value_file`` is the shipped network for
+        them, or ``hand_value.pt``, which says so in one line if it does not fit."""
+        from agents.hand_value import HAND_VALUE_PATH, shipped_value_file
+
+        cfg = self.config
+        path = cfg.value_file or shipped_value_file(self.rules, cfg.blueprint, cfg.points_coef)
+        if cfg.depth is None:
+            return (1, path) if path else (0, "")
+        return cfg.depth, path or HAND_VALUE_PATH
+
+    def _load_value_net(self, path: Path | str) -> Any:
         """The hand value network ``depth`` reads; a one-line error if it was trained for
         other rules or another ``points_coef`` (its values would be in other units)."""
-        from agents.hand_value import HAND_VALUE_PATH, load_hand_value
+        from agents.hand_value import load_hand_value
 
-        path = self.config.value_file or HAND_VALUE_PATH
         net = load_hand_value(path)
         trained = net.meta.get("rules")
         if isinstance(trained, str) and load_rules(trained) != self.rules:
-            raise ValueError(f"search depth={self.config.depth}: {path} values hands under "
+            raise ValueError(f"search depth={self.depth}: {path} values hands under "
                              f"the {trained!r} rules, not these; train one for them with "
                              f"python bench/train_value.py --rules ...")
         coef = net.meta.get("points_coef")
         if isinstance(coef, (int, float)) and float(coef) != self.config.points_coef:
-            raise ValueError(f"search depth={self.config.depth}: {path} was trained with "
+            raise ValueError(f"search depth={self.depth}: {path} was trained with "
                              f"points_coef={coef}, search has {self.config.points_coef}")
         return net
 
@@ -899,7 +939,7 @@ class SearchAgent:
             if not live.any():
                 return value
             obs = game.observe()
-            if moves == self.config.depth:  # cut short: the network values the rest
+            if moves == self.depth:  # cut short: the network values the rest
                 rows = np.flatnonzero(live)
                 mover = game.state.current_player[rows]
                 v = self._value_net.value_positions(obs["observation"], game.state, rows)

@@ -20,7 +20,9 @@ scope), on positions the blueprint really reaches against an opponent.
   search's own model of the opponent).  Their means are what each move is worth given
   the hand, up to the noise of the sampled stocks (reported).
 * ``estimate`` values the same candidates as a search setting would (its own belief,
-  its own samples: ``search:...`` specs, the knobs of :class:`agents.search.SearchConfig`).
+  its own samples: ``search:...`` or ``search-v1:...`` specs, the knobs of
+  :class:`agents.search.SearchConfig`; the studies on docs/search.md name ``search-v1``,
+  the defaults they were run with).
 * ``rules`` applies decision rules to each estimate (``margin``, ``confidence``,
   ``prior``: an extra margin per nat the blueprint prefers its move; ``uncertain``: the
   scope; ``knocks``) and reports, per setting, the decisions changed and the truth's
@@ -50,6 +52,7 @@ import numpy as np
 from agents import make_agent
 from agents.search import (
     NETWORK_BELIEFS,
+    SEARCH_V1,
     SearchAgent,
     SearchConfig,
     Worlds,
@@ -138,7 +141,7 @@ class _RecordingSearch(SearchAgent):
 def collect(matches: int, opponent: str, blueprint: str, rules: str, seed: int,
             top_k: int) -> Study:
     """Play the blueprint against ``opponent`` and record every decision search could change."""
-    spec = (f"search:uncertain=1,knocks=true,top_k={top_k},belief=net,"
+    spec = (f"search-v1:uncertain=1,knocks=true,top_k={top_k},belief=net,"
             f"blueprint={blueprint}")  # belief=net: the views keep its features
     agent = make_agent(spec, rules=rules, seed=seed)
     assert isinstance(agent, SearchAgent)
@@ -160,7 +163,7 @@ def _chunks(n: int, size: int) -> list[range]:
 
 def truth(study: Study, worlds: int, seed: int, chunk: int = 64) -> None:
     """``truth`` and ``truth-bp``: the true opponent hand, ``worlds`` sampled stock orders."""
-    agent = make_agent(f"search:blueprint={study.blueprint}", rules=study.rules, seed=seed)
+    agent = make_agent(f"search-v1:blueprint={study.blueprint}", rules=study.rules, seed=seed)
     assert isinstance(agent, SearchAgent)
     opponent = make_agent(study.opponent, rules=study.rules, seed=seed)
     for name, opp in (("truth", opponent), ("truth-bp", None)):
@@ -214,8 +217,8 @@ def _oracle_estimate(study: Study, spec: str, seed: int, chunk: int) -> None:
     if mode not in ("oracle", "oracle-hand"):
         raise ValueError(f"estimate {spec!r}: expected oracle, oracle-hand:samples=N or a "
                          "search spec")
-    samples = parse_search_spec("search:" + rest).samples if rest else 16
-    agent = make_agent(f"search:blueprint={study.blueprint}", rules=study.rules, seed=seed)
+    samples = parse_search_spec("search-v1:" + rest).samples if rest else 16
+    agent = make_agent(f"search-v1:blueprint={study.blueprint}", rules=study.rules, seed=seed)
     assert isinstance(agent, SearchAgent)
     t0 = time.process_time()
     out: list[np.ndarray] = []
@@ -343,12 +346,13 @@ def load_study(path: Path) -> Study:
 class Rule:
     """How a search turns its estimate into a move (the knobs of ``_decide`` and scope)."""
 
-    margin: float = SearchConfig.margin
+    # The first defaults (search-v1), which the studies of docs/search.md were run with.
+    margin: float = SEARCH_V1["margin"]
     confidence: float = SearchConfig.confidence
     knocks: bool = SearchConfig.knocks
     knock_margin: float = SearchConfig.knock_margin
     prior: float = 0.0  # not a search knob: an extra margin per nat of the blueprint's preference
-    uncertain: float = SearchConfig.uncertain
+    uncertain: float = SEARCH_V1["uncertain"]
     top_k: int = SearchConfig.top_k
 
     def label(self) -> str:

@@ -1,8 +1,9 @@
 """Train the hand value network ``search:depth=N`` reads (:mod:`agents.hand_value`).
 
 Run: ``python bench/train_value.py [--games 1024] [--steps 20000] [--keep 0.1] [--epochs 6]
-[--seed 0] [--out PATH]`` (about 11 CPU minutes; the default ``--out`` is the shipped
-``agents/pretrained/hand_value.pt``).
+[--seed 0] [--out PATH]`` (about 11 CPU minutes; the default ``--out`` is
+``outputs/hand_value.pt``: the shipped ``agents/pretrained/hand_value.pt`` is this
+network fine-tuned on sibling positions by ``bench/train_value_siblings.py``).
 
 The data are the blueprint's greedy self-play (``--blueprint``, friendly rules by
 default): ``--games`` matches stepped together for ``--steps`` moves, every position
@@ -48,7 +49,6 @@ from agents import make_agent
 from agents.hand_value import (
     BASE_FEATURES,
     FEATURES,
-    HAND_VALUE_PATH,
     WIDTHS,
     WORLD_WIDTH,
     HandValueNet,
@@ -143,7 +143,7 @@ def order_targets(games: int, steps: int, seed: int, orders: int, rules: str = "
     differences between near positions that single outcomes bury in noise."""
     rule_set = load_rules(rules)
     agent = make_agent(blueprint, rules=rule_set)
-    search = make_agent(f"search:blueprint={blueprint}", rules=rule_set)
+    search = make_agent(f"search-v1:blueprint={blueprint}", rules=rule_set)
     game = VectorGame(games, rules=rule_set, seed=seed, reward="columns")
     gen = np.random.default_rng(seed + 1)
     shuffle = np.random.default_rng(seed + 2)
@@ -308,10 +308,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--features", choices=tuple(INPUTS), default="world",
                    help=f"the network's input: 'world' ({WORLD_WIDTH}: the observation, the "
                         f"world's hidden cards and what they make of each hand), 'base' "
-                        f"({BASE_FEATURES}: without the last, as the shipped file) or "
+                        f"({BASE_FEATURES}: without the last, as the first shipped file) or "
                         f"'upcard' ({FEATURES}: also what the top discard does for the "
                         f"mover's hand)")
-    p.add_argument("--out", type=Path, default=HAND_VALUE_PATH)
+    p.add_argument("--out", type=Path, default=Path("outputs") / "hand_value.pt")
     args = p.parse_args(argv)
     for name in ("steps", "epochs", "hidden", "batch"):
         if getattr(args, name) < 1:

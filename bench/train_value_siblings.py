@@ -105,7 +105,7 @@ def collect(games: int, steps: int, seed: int, orders: int, uncertain: float,
     position's mover's mean return), ``y_half`` (n, k, 2) the same over each half of the
     orders, ``valid`` (n, k) and ``game`` (n,)."""
     rule_set = load_rules(rules)
-    search = make_agent(f"search:blueprint={blueprint},uncertain={uncertain},top_k={TOP_K}",
+    search = make_agent(f"search-v1:blueprint={blueprint},uncertain={uncertain},top_k={TOP_K}",
                         rules=rule_set)
     blue = search.blueprint
     game = VectorGame(games, rules=rule_set, seed=seed, reward="columns")

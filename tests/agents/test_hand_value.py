@@ -49,7 +49,7 @@ def test_targets_are_what_search_rollouts_add_up(step: int) -> None:
     _, _, rewards, over = self_play(GAMES, STEPS, SEED, keep=1.0)
     want = hand_returns(rewards, over)[step]
     state, first = _state_at(step)
-    search = make_agent("search")
+    search = make_agent("search:depth=0")
     got = search._play_out(state, first)
     done = ~np.isnan(want)
     assert done.sum() >= GAMES - 1
@@ -114,7 +114,7 @@ def test_depth_and_value_file_settings_are_checked(tmp_path: Path, value_file: P
         with pytest.raises(ValueError, match=r"depth must be an integer in 0\.\.200"):
             parse_search_spec(bad)
     with pytest.raises(ValueError, match="value_file is read only with depth"):
-        SearchConfig(value_file="x.pt")
+        SearchConfig(depth=0, value_file="x.pt")
     with pytest.raises(FileNotFoundError, match=r"train_value\.py"):
         make_agent(f"search:depth=2,value_file={tmp_path / 'none.pt'}")
     belief = Path(__file__).resolve().parents[2] / "agents" / "pretrained" / "belief.pt"
@@ -126,6 +126,32 @@ def test_depth_and_value_file_settings_are_checked(tmp_path: Path, value_file: P
         make_agent(f"search:depth=2,value_file={junk}")
     with pytest.raises(ValueError, match="'friendly' rules, not these"):
         make_agent(f"search:depth=2,value_file={value_file}", rules="classic")
+
+
+def test_unset_depth_cuts_rollouts_only_where_a_value_network_fits(value_file: Path) -> None:
+    """``depth`` unset: 1 with a given file, or with the shipped network where it was made
+    for the rules and the blueprint; full rollouts elsewhere (never a wrong network)."""
+    from agents.hand_value import HAND_VALUE_PATH, SHIPPED_VALUE, shipped_value_file
+    from hgin_env.rules import load_rules
+
+    assert SHIPPED_VALUE[("friendly", "pretrained")] == HAND_VALUE_PATH
+    assert shipped_value_file(load_rules("friendly"), " Pretrained ") == HAND_VALUE_PATH
+    assert shipped_value_file(load_rules("classic"), "pretrained") is None
+    assert shipped_value_file(load_rules("friendly"), "pretrained-v1") is None
+    assert shipped_value_file(load_rules("friendly"), "pretrained", points_coef=2.0) is None
+    cases = [("search", "friendly", 1), ("search", "classic", 0), ("search", "eaai", 0),
+             ("search:blueprint=pretrained-v1", "friendly", 0),
+             (f"search:blueprint=pretrained-v1,value_file={value_file}", "friendly", 1),
+             ("search:points_coef=2", "friendly", 0),
+             ("search:depth=0", "friendly", 0), ("search:depth=3", "friendly", 3),
+             ("search-v1", "friendly", 0)]
+    for spec, rules, depth in cases:
+        agent = make_agent(spec, rules=rules)
+        assert agent.depth == depth, spec
+        assert (agent._value_net is not None) == bool(depth), spec
+    # Set by hand, a network of other rules is still a one-line error, not a silent cut.
+    with pytest.raises(ValueError, match="'friendly' rules, not these"):
+        make_agent("search:depth=1", rules="classic")
 
 
 def test_reshuffling_keeps_every_card_and_the_top_of_the_stock() -> None:
@@ -150,7 +176,7 @@ def test_order_means_average_search_playouts_from_the_movers_side(
     """With the reshuffle held still, every order is the state itself: the mean is one
     playout of search's own, signed for the mover."""
     state, first = _state_at(90)
-    search = make_agent("search")
+    search = make_agent("search:depth=0")
     want = search._play_out(state, first)
     want = np.where(state.current_player == 0, want, -want)
     monkeypatch.setattr(train_value, "reshuffle_below_top", lambda s, gen: None)
@@ -280,22 +306,23 @@ def test_world_features_equal_the_brute_force_meld_search() -> None:
 
 
 def test_a_file_of_the_first_layout_reads_the_first_columns(tmp_path: Path) -> None:
-    """The shipped file predates the world features: it reads the base columns and gives
-    the values it always gave; a file of the new layout reads them all."""
+    """A file of the first layout (the first shipped one) reads the base columns and
+    gives the values it always gave; a file of the new layout reads them all."""
     from agents.hand_value import BASE_FEATURES, HandValueNet
 
-    shipped = load_hand_value()
-    assert shipped.features == BASE_FEATURES
+    HandValueNet(8, features=BASE_FEATURES).save(tmp_path / "first.pt")
+    first = load_hand_value(tmp_path / "first.pt")
+    assert first.features == BASE_FEATURES
     state, _ = _state_at(20)
     game = VectorGame.from_state(state, reward="columns")
     rows = value_features(game.observe()["observation"], game.state)
     import torch as th
 
     with th.inference_mode():
-        want = shipped.module(th.from_numpy(rows[:, :BASE_FEATURES])).squeeze(-1).numpy()
-    np.testing.assert_allclose(shipped.values(rows), want, atol=1e-6)
-    np.testing.assert_allclose(shipped.value_positions(game.observe()["observation"],
-                                                       game.state), want, atol=1e-6)
+        want = first.module(th.from_numpy(rows[:, :BASE_FEATURES])).squeeze(-1).numpy()
+    np.testing.assert_allclose(first.values(rows), want, atol=1e-6)
+    np.testing.assert_allclose(first.value_positions(game.observe()["observation"],
+                                                     game.state), want, atol=1e-6)
     wide = HandValueNet(8)
     wide.save(tmp_path / "w.pt")
     loaded = load_hand_value(tmp_path / "w.pt")

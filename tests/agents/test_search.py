@@ -9,6 +9,7 @@ import pytest
 from agents import make_agent
 from agents.evaluation.arena import Arena
 from agents.search import (
+    SEARCH_V1,
     SearchAgent,
     SearchConfig,
     _replay,
@@ -103,7 +104,7 @@ def test_spec_parsing() -> None:
     cfg = parse_search_spec("search:samples=8,particles=32,margin=0.1,draws=true")
     assert (cfg.samples, cfg.particles, cfg.margin, cfg.draws) == (8, 32, 0.1, True)
     for bad, match in (("search:samples=0", "samples"), ("search:foo=1", "key=value"),
-                       ("search:samples=x", "bad value"), ("search:particles=4", "particles"),
+                       ("search:samples=x", "bad value"), ("search-v1:particles=4", "particles"),
                        ("search:uncertain=0", "uncertain"), ("search:temper=2", "temper")):
         with pytest.raises(ValueError, match=match):
             parse_search_spec(bad)
@@ -300,14 +301,25 @@ def test_search_keeps_the_blueprints_knock_decision_unless_knocks_is_on() -> Non
     assert any(len(k) == 2 for k in mixed)
 
 
-def test_search_defaults_are_the_measured_safe_ones() -> None:
-    """docs/agents.md measures these (bench/search_safety.py); a change needs a new
-    measurement."""
+def test_search_defaults_are_the_measured_ones() -> None:
+    """docs/search.md measures these ("Siblings of every discard") and ``search-v1`` the
+    first ones (docs/agents.md, bench/search_safety.py); a change needs a new measurement."""
     cfg = parse_search_spec("search")
-    assert (cfg.samples, cfg.particles, cfg.uncertain, cfg.knocks) == (16, 128, 0.6, False)
+    assert (cfg.belief, cfg.samples, cfg.uncertain, cfg.margin, cfg.depth, cfg.knocks,
+            cfg.top_k, cfg.confidence) == ("hand", 64, 1.0, 0.02, None, False, 3, 2.0)
+    first = parse_search_spec("search-v1")
+    assert (first.belief, first.samples, first.particles, first.uncertain, first.margin,
+            first.depth, first.knocks) == ("likelihood", 16, 128, 0.6, 0.05, 0, False)
+    assert parse_search_spec("search-v1:samples=8,uncertain=1") == SearchConfig(
+        **{**SEARCH_V1, "samples": 8, "uncertain": 1.0})
     assert parse_search_spec("search:knocks=true").knocks is True
     with pytest.raises(ValueError, match="knocks"):
         parse_search_spec("search:knocks=maybe")
+    with pytest.raises(ValueError, match="not a search spec"):
+        parse_search_spec("search-v2")
+    agent = make_agent("search-v1:samples=2,particles=4")
+    assert isinstance(agent, SearchAgent) and agent.name == "search-v1:samples=2,particles=4"
+    assert agent.config.belief == "likelihood" and agent.depth == 0
 
 
 class _Spy:
@@ -333,7 +345,7 @@ def _search_states(agent: SearchAgent) -> tuple[dict[str, np.ndarray], dict[str,
 def test_rollout_names_who_plays_the_rollouts() -> None:
     """``rollout=`` swaps the rollouts' player and nothing else: naming the blueprint
     plays exactly as the default, and another agent is asked for every rollout move."""
-    spec = "search:samples=3,particles=12,top_k=3,uncertain=1"
+    spec = "search-v1:samples=3,particles=12,top_k=3,uncertain=1"  # full rollouts
     plain, plain_counts = _search_states(make_agent(spec))
     same, same_counts = _search_states(make_agent(f"{spec},rollout=pretrained"))
     for key, value in plain.items():

@@ -55,7 +55,7 @@ def test_collect_records_the_blueprints_own_games(study) -> None:  # type: ignor
 
 
 def test_rollouts_with_the_blueprint_as_opponent_are_the_default(study) -> None:  # type: ignore[no-untyped-def]
-    agent = make_agent("search", seed=0)
+    agent = make_agent("search-v1", seed=0)  # rollouts to the hand's end
     assert isinstance(agent, SearchAgent)
     ds = study.decisions[:6]
     gen = np.random.default_rng(1)
