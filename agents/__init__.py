@@ -146,7 +146,7 @@ def make_agent(spec: str | Agent, seed: int | None = None,
     if key.partition(":")[0] in ("search", "search-v1"):
         from agents.search import SearchAgent, parse_search_spec
 
-        config = parse_search_spec(text)
+        config = parse_search_spec(text, rules=rules)
         agent = SearchAgent(config, rules=rules, seed=seed,
                             blueprint=make_agent(config.blueprint, rules=rules),
                             rollout=make_agent(config.rollout, rules=rules)

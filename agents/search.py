@@ -30,7 +30,9 @@ worked in Hanabi (SPARTA) and in bridge and poker bots:
    (:mod:`agents.hand_value`, trained on the sibling positions search compares) values
    the rest of the hand (``depth`` 1), so every discard can be searched in about a
    second a match.  Where no shipped value network fits the rules and the blueprint,
-   the rollouts run to the end of the hand instead (``depth`` 0; slower).
+   the rollouts run to the end of the hand instead (``depth`` 0), and the spec
+   ``search`` then starts from the first defaults (:func:`parse_search_spec`): every
+   discard with full rollouts costs ten times as much and measured no stronger.
 
 The defaults (whole hands from the conditional belief network, 64 worlds, every discard,
 ``margin`` 0.02, ``depth`` 1) are the setting measured strongest on the same deals
@@ -224,15 +226,36 @@ SEARCH_V1: dict[str, Any] = {"samples": 16, "margin": 0.05, "uncertain": 0.6,
 _PRESETS: dict[str, dict[str, Any]] = {"search": {}, "search-v1": SEARCH_V1}
 
 
-def parse_search_spec(spec: str) -> SearchConfig:
+def parse_search_spec(spec: str, rules: Rules | str | None = None) -> SearchConfig:
     """``search``, ``search:samples=32,margin=0.05,blueprint=ckpt:runs/x/last.pt``, or the
-    same starting from the first defaults, ``search-v1[:key=value,...]``."""
+    same starting from the first defaults, ``search-v1[:key=value,...]``.
+
+    With ``rules``, a ``search`` spec that sets neither ``depth`` nor ``value_file`` and
+    has no shipped value network for these rules, its blueprint and ``points_coef`` starts
+    from the first defaults too: the wide scope's gain comes from the network's short
+    rollouts; with full rollouts it measured level with its blueprint (classic and bonus
+    rules) at ten times ``search-v1``'s CPU (docs/search.md, "The defaults")."""
     text = spec.strip()
     head, _, rest = text.partition(":")
     if head.lower() not in _PRESETS:
         raise ValueError(f"not a search spec: {spec!r}")
+    given = _spec_values(spec, rest)
+    preset = _PRESETS[head.lower()]
+    if rules is not None and head.lower() == "search" and not {"depth", "value_file"} & set(given):
+        from agents.hand_value import shipped_value_file
+
+        blueprint = given.get("blueprint", SearchConfig.blueprint)
+        points_coef = given.get("points_coef", SearchConfig.points_coef)
+        if shipped_value_file(load_rules(rules), blueprint, points_coef) is None:
+            preset = SEARCH_V1
+    return SearchConfig(**{**preset, **given})
+
+
+def _spec_values(spec: str, rest: str) -> dict[str, Any]:
+    """The ``key=value`` pairs after a search spec's head, typed as :class:`SearchConfig`
+    declares them (the spec is only quoted in errors)."""
     kinds = {f.name: f.type for f in fields(SearchConfig)}
-    values: dict[str, Any] = dict(_PRESETS[head.lower()])
+    values: dict[str, Any] = {}
     for part in filter(None, (p.strip() for p in rest.split(","))):
         key, eq, value = part.partition("=")
         key = key.strip().lower()
@@ -253,7 +276,7 @@ def parse_search_spec(spec: str) -> SearchConfig:
                 values[key] = value
         except ValueError:
             raise ValueError(f"search spec {spec!r}: bad value for {key}: {value!r}") from None
-    return SearchConfig(**values)
+    return values
 
 
 # --------------------------------------------------------------------------- the seat's view

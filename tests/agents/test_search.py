@@ -322,6 +322,29 @@ def test_search_defaults_are_the_measured_ones() -> None:
     assert agent.config.belief == "likelihood" and agent.depth == 0
 
 
+def test_search_without_a_fitting_value_network_starts_from_the_first_defaults() -> None:
+    """Where no shipped value network cuts the rollouts (other rules, another blueprint or
+    ``points_coef``), ``search`` plays ``search-v1``'s scope: every discard with full
+    rollouts measured no stronger at ten times the CPU (docs/search.md, "The defaults")."""
+    first = parse_search_spec("search-v1")
+    assert parse_search_spec("search", rules="friendly") == parse_search_spec("search")
+    assert parse_search_spec("search", rules="friendly").belief == "hand"
+    for rules in ("classic", "bonus", "eaai"):
+        assert parse_search_spec("search", rules=rules) == first, rules
+    assert parse_search_spec("search:blueprint=pretrained-v1", rules="friendly") == \
+        SearchConfig(**{**SEARCH_V1, "blueprint": "pretrained-v1"})
+    assert parse_search_spec("search:points_coef=2", rules="friendly").samples == 16
+    # The keys given still win over the preset...
+    assert parse_search_spec("search:samples=32,margin=0.1", rules="classic") == \
+        SearchConfig(**{**SEARCH_V1, "samples": 32, "margin": 0.1})
+    # ... and a depth or a value file set by hand keeps the wide scope (the user chose).
+    wide = parse_search_spec("search:depth=0", rules="classic")
+    assert (wide.belief, wide.samples, wide.uncertain, wide.depth) == ("hand", 64, 1.0, 0)
+    assert parse_search_spec("search:value_file=x.pt", rules="classic").belief == "hand"
+    agent = make_agent("search", rules="classic")
+    assert agent.config == first and agent.depth == 0 and agent.name == "search"
+
+
 class _Spy:
     """A rollout agent that counts the positions it is asked about."""
 
