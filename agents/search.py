@@ -241,7 +241,8 @@ def parse_search_spec(spec: str, rules: Rules | str | None = None) -> SearchConf
         raise ValueError(f"not a search spec: {spec!r}")
     given = _spec_values(spec, rest)
     preset = _PRESETS[head.lower()]
-    if rules is not None and head.lower() == "search" and not {"depth", "value_file"} & set(given):
+    chosen = "depth" in given or bool(given.get("value_file"))  # empty: the shipped one
+    if rules is not None and head.lower() == "search" and not chosen:
         from agents.hand_value import shipped_value_file
 
         blueprint = given.get("blueprint", SearchConfig.blueprint)

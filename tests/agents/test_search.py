@@ -341,6 +341,7 @@ def test_search_without_a_fitting_value_network_starts_from_the_first_defaults()
     wide = parse_search_spec("search:depth=0", rules="classic")
     assert (wide.belief, wide.samples, wide.uncertain, wide.depth) == ("hand", 64, 1.0, 0)
     assert parse_search_spec("search:value_file=x.pt", rules="classic").belief == "hand"
+    assert parse_search_spec("search:value_file=", rules="classic") == first  # = unset
     agent = make_agent("search", rules="classic")
     assert agent.config == first and agent.depth == 0 and agent.name == "search"
 
