@@ -145,8 +145,9 @@ def make_agent(spec: str | Agent, seed: int | None = None,
         return agent
     if key.partition(":")[0] in ("search", "search-v1"):
         from agents.search import SearchAgent, parse_search_spec
+        from hgin_env.rules import load_rules
 
-        config = parse_search_spec(text, rules=rules)
+        config = parse_search_spec(text, rules=load_rules(rules))  # None: the default profile
         agent = SearchAgent(config, rules=rules, seed=seed,
                             blueprint=make_agent(config.blueprint, rules=rules),
                             rollout=make_agent(config.rollout, rules=rules)

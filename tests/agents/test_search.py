@@ -344,6 +344,8 @@ def test_search_without_a_fitting_value_network_starts_from_the_first_defaults()
     assert parse_search_spec("search:value_file=", rules="classic") == first  # = unset
     agent = make_agent("search", rules="classic")
     assert agent.config == first and agent.depth == 0 and agent.name == "search"
+    # Without rules, make_agent reads the default profile's: the same choice as "friendly".
+    assert make_agent("search:blueprint=pretrained-v1").config.belief == "likelihood"
 
 
 class _Spy:
