@@ -57,6 +57,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from agents.base import Agent
+from agents.game_value import win_values
 from hgin_env import actions as A
 from hgin_env.cards import NUM_CARDS, popcount64, unpack_masks
 from hgin_env.engine.vector import VectorGame, legal_mask
@@ -150,6 +151,12 @@ class SearchConfig:
     #: fifth of the network a decision), a different one another model of play; it must be
     #: deterministic, so that every candidate meets the same continuation in a world.
     rollout: str = ""
+    #: A win table of the game to ``target`` (:mod:`agents.game_value`; empty: none).  With
+    #: one, a rollout that ends the hand is worth the probability of winning the game from
+    #: the new score (as ``2 P - 1``), not the points posted; one game to 100 only
+    #: (``columns = 1``), full rollouts only (``depth`` 0: a hand value network's points
+    #: do not map onto the score).
+    game_value: str = ""
 
     def __post_init__(self) -> None:
         for name in ("samples", "particles", "top_k", "threads"):
@@ -185,6 +192,9 @@ class SearchConfig:
             raise ValueError(f"search rollout must be a deterministic agent that is not a "
                              f"search or a program (e.g. simple-det, strong, ginhunter, "
                              f"pretrained or ckpt:PATH), got {self.rollout!r}")
+        if self.game_value and (self.depth or self.value_file):
+            raise ValueError("search game_value values the end of full rollouts; it cannot "
+                             "be combined with depth >= 1 or value_file")
         if self.value_file and self.depth == 0:
             raise ValueError("search value_file is read only with depth >= 1 (rollouts cut "
                              "short); depth=0 plays every rollout to the hand's end")
@@ -623,6 +633,11 @@ class SearchAgent:
         #: the hand): ``config.depth``, or where it is unset what the shipped files allow.
         self.depth, value_path = self._value_source()
         self._value_net: Any = self._load_value_net(value_path) if self.depth else None
+        self._win_table: np.ndarray | None = None
+        if self.config.game_value:
+            from agents.game_value import load_win_table
+
+            self._win_table = load_win_table(self.config.game_value, self.rules)
         if blueprint is None:
             raise ValueError(f"SearchAgent needs its blueprint agent (config.blueprint is "
                              f"{self.config.blueprint!r}); make_agent('search') builds it")
@@ -654,6 +669,8 @@ class SearchAgent:
         from agents.hand_value import HAND_VALUE_PATH, shipped_value_file
 
         cfg = self.config
+        if cfg.game_value:  # the win table values whole hands
+            return 0, ""
         path = cfg.value_file or shipped_value_file(self.rules, cfg.blueprint, cfg.points_coef)
         if cfg.depth is None:
             return (1, path) if path else (0, "")
@@ -955,9 +972,15 @@ class SearchAgent:
             before = game.scores.sum(axis=2)
             rewards, info = game.step(actions, active=live)
             after = game.scores.sum(axis=2)
-            gained = (after - before).astype(np.float64)
-            value += np.where(live, rewards[:, 0]
-                              + self.config.points_coef * (gained[:, 0] - gained[:, 1]) / scale, 0)
+            if self._win_table is not None:  # the chance of the game from the new score
+                ended = np.flatnonzero(live & info["hand_over"])
+                p = win_values(self._win_table, after[ended, 0], after[ended, 1],
+                               game.state.dealer[ended] == 0)
+                value[ended] = 2.0 * p - 1.0
+            else:
+                gained = (after - before).astype(np.float64)
+                value += np.where(live, rewards[:, 0] + self.config.points_coef
+                                  * (gained[:, 0] - gained[:, 1]) / scale, 0)
             live &= ~info["hand_over"]
             moves += 1
             if not live.any():
