@@ -49,6 +49,9 @@ def hand_outcomes(agent: Any, rules: Rules | str, hands: int, seed: int = 0,
     _check_rules(rules)
     if hands < 1:
         raise ValueError(f"hands must be a positive integer, got {hands!r}")
+    if getattr(agent, "uses_history", False):
+        raise ValueError("hand_outcomes plays the engine's batched observations, which keep "
+                         "no history: use a policy that does not search (e.g. the blueprint)")
     counts = np.zeros((2, MAX_AWARD + 1), np.int64)
     game = VectorGame(min(batch, hands), rules, seed=seed, reward="columns")
     while counts.sum() < hands:
