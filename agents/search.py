@@ -18,7 +18,8 @@ worked in Hanabi (SPARTA) and in bridge and poker bots:
    sample (common random numbers: same hands, same stock order), then the
    blueprint plays both seats to the end of the hand.  An outcome is worth
    what the training reward pays: columns won on the Hollywood sheet plus
-   the points posted (``points_coef``).
+   the points posted (``points_coef``); in one game to 100, optionally the chance of
+   winning the game from the score the hand leaves (``game_value``, a win table).
 3. **Safety.**  Only among the blueprint's most likely actions, and only the card:
    whether to knock stays the blueprint's choice unless ``knocks`` is on.  The agent
    leaves the blueprint's own choice only when the searched gain beats it by more than
@@ -57,7 +58,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from agents.base import Agent
-from agents.game_value import win_values
+from agents.game_value import load_win_table, win_values
 from hgin_env import actions as A
 from hgin_env.cards import NUM_CARDS, popcount64, unpack_masks
 from hgin_env.engine.vector import VectorGame, legal_mask
@@ -635,8 +636,6 @@ class SearchAgent:
         self._value_net: Any = self._load_value_net(value_path) if self.depth else None
         self._win_table: np.ndarray | None = None
         if self.config.game_value:
-            from agents.game_value import load_win_table
-
             self._win_table = load_win_table(self.config.game_value, self.rules)
         if blueprint is None:
             raise ValueError(f"SearchAgent needs its blueprint agent (config.blueprint is "
