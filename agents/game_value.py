@@ -17,6 +17,7 @@ the dealer (the ``eaai`` profile's ``dead_hand_dealer = "same"``), so it drops o
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -82,14 +83,6 @@ def win_table(counts: np.ndarray, target: int) -> np.ndarray:
     awards = np.arange(counts.shape[1])
     nonzero = [np.flatnonzero(p[k]) for k in (0, 1)]
     w = np.zeros((target, target, 2))
-
-    def value(a: np.ndarray, b: np.ndarray, d: int) -> np.ndarray:
-        """W after a hand, the deal passed on: 1 at or past the target, 0 if b is."""
-        out = np.where(a >= target, 1.0, 0.0)
-        inside = (a < target) & (b < target)
-        out[inside] = w[a[inside], b[inside], d]
-        return out
-
     for total_score in range(2 * target - 2, -1, -1):
         for a in range(max(0, total_score - target + 1), min(target - 1, total_score) + 1):
             b = total_score - a
@@ -98,9 +91,11 @@ def win_table(counts: np.ndarray, target: int) -> np.ndarray:
                 mine, theirs = (p[0], p[1]) if d else (p[1], p[0])
                 x_mine = awards[nonzero[0 if d else 1]]
                 x_theirs = awards[nonzero[1 if d else 0]]
+                # After the hand the deal passes on (1 - d); scores past the target end it.
                 w[a, b, d] = (
-                    mine[x_mine] @ value(a + x_mine, np.full_like(x_mine, b), 1 - d)
-                    + theirs[x_theirs] @ value(np.full_like(x_theirs, a), b + x_theirs, 1 - d)
+                    mine[x_mine] @ win_values(w, a + x_mine, np.full_like(x_mine, b), 1 - d)
+                    + theirs[x_theirs] @ win_values(w, np.full_like(x_theirs, a),
+                                                    b + x_theirs, 1 - d)
                 )
     return w
 
@@ -114,7 +109,8 @@ def win_values(table: np.ndarray, mine: np.ndarray, theirs: np.ndarray,
     theirs = np.asarray(theirs, np.int64)
     out = np.where(mine >= target, 1.0, 0.0)
     inside = (mine < target) & (theirs < target)
-    out[inside] = table[mine[inside], theirs[inside], np.asarray(i_deal, np.int64)[inside]]
+    deal = np.broadcast_to(np.asarray(i_deal, np.int64), mine.shape)
+    out[inside] = table[mine[inside], theirs[inside], deal[inside]]
     return out
 
 
@@ -126,12 +122,20 @@ def save_win_table(path: Path | str, table: np.ndarray, counts: np.ndarray,
 
 
 def load_win_table(path: Path | str, rules: Rules) -> np.ndarray:
-    """A saved table, checked against the rules' target (a clear error otherwise)."""
+    """A saved table, checked against the rules' target (a clear error otherwise).  The
+    stored array's size is read from the archive before anything is decoded, so a file
+    that claims more than a table of this target needs is refused unread."""
     _check_rules(rules)
+    limit = rules.target * rules.target * 2 * 8 + 4096  # float64 cells and the .npy header
     try:
-        with np.load(path) as data:
+        with zipfile.ZipFile(path) as archive:
+            size = archive.getinfo("table.npy").file_size
+        if size > limit:
+            raise ValueError(f"its table holds {size} bytes, a game to {rules.target} needs "
+                             f"at most {limit}")
+        with np.load(path, allow_pickle=False) as data:
             table = np.asarray(data["table"], np.float64)
-    except (OSError, KeyError, ValueError) as exc:
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
         raise ValueError(f"cannot read a win table from {path}: {exc}") from None
     if table.shape != (rules.target, rules.target, 2):
         raise ValueError(f"win table {path} is for a game to {table.shape[0]}, these rules "

@@ -6,7 +6,9 @@ Run: ``python bench/win_table.py [--blueprint pretrained-eaai] [--rules eaai]
 Counts the outcomes of ``--hands`` finished hands of the blueprint on both seats
 (:func:`agents.game_value.hand_outcomes`), solves the win probability of every score
 (:func:`agents.game_value.win_table`) and saves both; ``search:game_value=FILE`` reads
-the file.  Prints a few entries so the table can be judged at a glance.
+the file.  Prints a few entries so the table can be judged at a glance.  Bad input (an
+unknown blueprint, rules with more than one column, a searching agent) is one line on
+stderr and exit code 2.
 """
 
 from __future__ import annotations

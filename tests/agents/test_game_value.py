@@ -101,6 +101,10 @@ def test_saved_tables_are_checked_against_the_rules(tmp_path: Path) -> None:
     save_win_table(path, win_table(counts, 50), counts, {"hands": 80})
     with pytest.raises(ValueError, match="game to 50, these rules play to 100"):
         load_win_table(path, load_rules("eaai"))
+    big = tmp_path / "big.npz"
+    save_win_table(big, np.zeros((400, 400, 2)), counts, {})
+    with pytest.raises(ValueError, match="a game to 100 needs at most"):
+        load_win_table(big, load_rules("eaai"))
     (tmp_path / "bad.npz").write_text("not a table")
     with pytest.raises(ValueError, match="cannot read a win table"):
         load_win_table(tmp_path / "bad.npz", load_rules("eaai"))
