@@ -560,6 +560,26 @@ def test_config_files_are_valid() -> None:
     assert list(target["agents"]) == load_config("best_response")["run"]["eval_opponents"]
 
 
+def test_eaai_second_stage_configs_differ_only_in_their_opponents() -> None:
+    # docs/training.md compares the three second stages as one recipe with more or fewer
+    # games against simple: everything else must be the same.
+    long, mix, simple = (load_config(n) for n in ("eaai_long", "eaai_mix", "eaai_simple"))
+    assert long["model"]["init"] == long["imitation"]["teacher"] == "pretrained-eaai"
+    assert (long["env"]["points_coef"], long["env"]["points_coef_end"]) == (1.0, 0.0)
+    weights = {}
+    for name, cfg in (("long", long), ("mix", mix), ("simple", simple)):
+        opp = cfg["opponents"]
+        mixture = {k: opp[k] for k in ("self_play", "pool", "random", "simple", "strong",
+                                       "ginhunter")} | dict(opp["agents"])
+        weights[name] = mixture["simple"] / sum(mixture.values())
+        for section in ("env", "model", "imitation", "ppo"):
+            assert cfg[section] == long[section], (name, section)
+        assert {k: v for k, v in cfg["run"].items() if k != "total_steps"} == \
+            {k: v for k, v in long["run"].items() if k != "total_steps"}
+    assert weights == {"long": 0.5, "mix": 0.75, "simple": 1.0}
+    assert long["run"]["total_steps"] > mix["run"]["total_steps"] == simple["run"]["total_steps"]
+
+
 def test_config_errors_name_the_key(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"ppo\.lrr"):
         validate({"ppo": {"lrr": 1e-3}})
