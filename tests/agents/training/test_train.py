@@ -576,7 +576,7 @@ def test_eaai_second_stage_configs_differ_only_in_their_opponents() -> None:
             assert cfg[section] == long[section], (name, section)
         assert {k: v for k, v in cfg["run"].items() if k != "total_steps"} == \
             {k: v for k, v in long["run"].items() if k != "total_steps"}
-    assert weights == {"long": 0.5, "mix": 0.75, "simple": 1.0}
+    assert weights == pytest.approx({"long": 0.5, "mix": 0.75, "simple": 1.0})
     assert long["run"]["total_steps"] > mix["run"]["total_steps"] == simple["run"]["total_steps"]
 
 
