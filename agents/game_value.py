@@ -123,16 +123,27 @@ def save_win_table(path: Path | str, table: np.ndarray, counts: np.ndarray,
 
 def load_win_table(path: Path | str, rules: Rules) -> np.ndarray:
     """A saved table, checked against the rules' target (a clear error otherwise).  The
-    stored array's size is read from the archive before anything is decoded, so a file
-    that claims more than a table of this target needs is refused unread."""
+    stored array's size and its .npy header (the shape numpy would allocate) are read from
+    the archive before anything is decoded, so a file that claims more than a table of
+    this target needs is refused unread."""
     _check_rules(rules)
     limit = rules.target * rules.target * 2 * 8 + 4096  # float64 cells and the .npy header
     try:
         with zipfile.ZipFile(path) as archive:
             size = archive.getinfo("table.npy").file_size
-        if size > limit:
-            raise ValueError(f"its table holds {size} bytes, a game to {rules.target} needs "
-                             f"at most {limit}")
+            if size > limit:
+                raise ValueError(f"its table holds {size} bytes, a game to {rules.target} "
+                                 f"needs at most {limit}")
+            with archive.open("table.npy") as member:
+                version = np.lib.format.read_magic(member)
+                read_header = {(1, 0): np.lib.format.read_array_header_1_0,
+                               (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+                if read_header is None:
+                    raise ValueError(f"its table is in .npy format {version}, not 1.0 or 2.0")
+                shape, _, dtype = read_header(member)
+        if int(np.prod(shape, dtype=np.int64)) * dtype.itemsize > limit or dtype.hasobject:
+            raise ValueError(f"its table is {shape} of {dtype}, a game to {rules.target} "
+                             f"needs at most {limit} bytes")
         with np.load(path, allow_pickle=False) as data:
             table = np.asarray(data["table"], np.float64)
     except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:

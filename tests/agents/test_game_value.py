@@ -112,6 +112,22 @@ def test_saved_tables_are_checked_against_the_rules(tmp_path: Path) -> None:
         load_win_table(path, load_rules("friendly"))
 
 
+def test_a_table_whose_header_claims_a_huge_shape_is_refused_unread(tmp_path: Path) -> None:
+    # A 100-byte file whose .npy header declares 100 000 x 100 000 x 2 cells: np.load would
+    # allocate the declared shape before reading (a MemoryError, or 149 GiB on overcommit).
+    import io
+    import zipfile
+
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": "<f8", "fortran_order": False, "shape": (100_000, 100_000, 2)})
+    path = tmp_path / "lie.npz"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("table.npy", header.getvalue())
+    with pytest.raises(ValueError, match=r"\(100000, 100000, 2\) of float64, a game to 100"):
+        load_win_table(path, load_rules("eaai"))
+
+
 def test_game_value_spec_needs_full_rollouts() -> None:
     config = parse_search_spec("search:game_value=w.npz", rules="eaai")
     assert config.game_value == "w.npz" and not config.depth  # search-v1: full rollouts
